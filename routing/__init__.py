@@ -1,0 +1,29 @@
+"""Pure panel selection: frozen facts in, a Panel out. No I/O lives here."""
+
+from routing.catalog import (
+    DEFAULT_SHAPES,
+    ROLES,
+    ROUTER_PANEL,
+    Catalog,
+    Collection,
+    Limits,
+    Model,
+    family_of,
+)
+from routing.errors import (
+    NothingToSeat,
+    PromptTooLarge,
+    Refusal,
+    UnknownAlias,
+    UnknownCollection,
+    UnknownShape,
+)
+from routing.evidence import Evidence, Standing
+from routing.panel import Ask, Panel, Seat, Skipped, choose_panel, estimate_tokens
+
+__all__ = [
+    "DEFAULT_SHAPES", "ROLES", "ROUTER_PANEL", "Ask", "Catalog", "Collection", "Evidence",
+    "Limits", "Model", "NothingToSeat", "Panel", "PromptTooLarge", "Refusal", "Seat", "Skipped",
+    "Standing", "UnknownAlias", "UnknownCollection", "UnknownShape", "choose_panel",
+    "estimate_tokens", "family_of",
+]

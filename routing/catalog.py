@@ -1,0 +1,95 @@
+"""What the bench is made of: models, collections, shapes and panel limits.
+
+Frozen values built once from the validated config; routing reads them and never changes them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+ROLES = ("general", "code", "light", "vision", "image")
+
+DEFAULT_SHAPES: dict[str, tuple[str, ...]] = {
+    "general": ("general",),
+    "design": ("general",),
+    "prose": ("general",),
+    "review": ("general", "code"),
+    "code": ("general", "code"),
+    "enumeration": ("general", "code", "light"),
+    "quick": ("general", "light"),
+    "vision": ("general", "light", "vision"),
+}
+
+ROUTER_PANEL = "panel"
+
+_FAMILY_DROP = re.compile(r"[-_.]")
+
+
+def family_of(served_name: str) -> str:
+    """Normalise a served model name so one model reached two ways shares a family.
+
+    The name after the last `/`, cut at the first `:`, lower-cased, without `-`, `_`, `.`:
+    `vendor/Inkling:free` and `inkling` collide; `glm-5.2` and `glm-5.3` do not.
+    """
+    name = served_name.rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    return _FAMILY_DROP.sub("", name)
+
+
+@dataclass(frozen=True)
+class Model:
+    alias: str
+    served: str  # litellm's model string, e.g. "openai/kimi-k2"
+    connection: str
+    role: str = "general"
+    family: str = ""
+    context_window: int | None = None
+    ad_hoc: bool = False
+    preferred: bool = False  # its connection is marked preferred: a tie-break only
+
+    def __post_init__(self) -> None:
+        if not self.family:
+            object.__setattr__(self, "family", family_of(self.served))
+
+
+@dataclass(frozen=True)
+class Collection:
+    name: str
+    members: tuple[str, ...]
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    shape: str | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_calls: int = 5
+    max_explorers: int = 2
+    reserves: int = 2
+
+
+@dataclass(frozen=True)
+class Catalog:
+    models: tuple[Model, ...]
+    collections: tuple[Collection, ...] = ()
+    shapes: tuple[tuple[str, tuple[str, ...]], ...] = tuple(DEFAULT_SHAPES.items())
+    limits: Limits = field(default_factory=Limits)
+
+    def model(self, alias: str) -> Model | None:
+        return self._models.get(alias)
+
+    def collection(self, name: str) -> Collection | None:
+        return self._collections.get(name)
+
+    def roles_for(self, shape: str) -> tuple[str, ...] | None:
+        return self._shapes.get(shape)
+
+    @property
+    def shape_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.shapes)
+
+    # Lookup tables derived once; dataclass(frozen) forbids plain assignment, hence __setattr__.
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_models", {m.alias: m for m in self.models})
+        object.__setattr__(self, "_collections", {c.name: c for c in self.collections})
+        object.__setattr__(self, "_shapes", dict(self.shapes))
