@@ -19,8 +19,8 @@ class Standing:
 
     last_seated: float | None = None
     seated: int = 0
-    useful: Mapping[str, int] = field(default=_EMPTY)  # shape -> useful verdicts
-    judged: Mapping[str, int] = field(default=_EMPTY)  # shape -> all verdicts
+    useful: Mapping[str, int] = field(default_factory=lambda: _EMPTY)  # shape -> useful verdicts
+    judged: Mapping[str, int] = field(default_factory=lambda: _EMPTY)  # shape -> all verdicts
     cooling_until: float | None = None
 
     def useful_on(self, shape: str) -> int:
@@ -39,7 +39,7 @@ NEVER = Standing()
 
 @dataclass(frozen=True)
 class Evidence:
-    standings: Mapping[str, Standing] = field(default=_EMPTY)
+    standings: Mapping[str, Standing] = field(default_factory=lambda: _EMPTY)
 
     def of(self, alias: str) -> Standing:
         return self.standings.get(alias, NEVER)

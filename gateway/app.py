@@ -1,0 +1,95 @@
+"""The app factory. Shared clients and the store open in the lifespan, never at import time."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway import upstream
+from gateway.endpoints import ROUTES
+from gateway.errors import BadRequest, GatewayError, NotFound, render
+from gateway.records import RecordStore, open_store
+from gateway.runtime import Caller, Runtime
+from gateway.settings import Config
+
+log = logging.getLogger("bench.app")
+
+
+def create_app(
+    config: Config,
+    *,
+    store: RecordStore | None = None,
+    caller: Caller | None = None,
+    clock: Callable[[], float] | None = None,
+    drain_timeout_s: float = 30.0,
+) -> Starlette:
+    runtime = Runtime(
+        config=config,
+        store=store if store is not None else open_store(config.store),
+        caller=caller or upstream.complete,
+        clock=clock or time.time,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        await runtime.store.open()
+        runtime.ledger.load(await runtime.store.standings())
+        if caller is None:
+            await upstream.warm_up()
+        runtime.ready = True
+        try:
+            yield
+        finally:
+            runtime.ready = False
+            await _drain(runtime, drain_timeout_s)
+            await runtime.store.close()
+
+    app = Starlette(
+        routes=ROUTES,
+        lifespan=lifespan,
+        exception_handlers={
+            GatewayError: _gateway_error,
+            HTTPException: _http_error,
+            Exception: _unexpected,
+        },
+    )
+    app.state.runtime = runtime
+    return app
+
+
+async def _drain(runtime: Runtime, timeout: float) -> None:
+    """Let running panels finish (and be recorded) before the store closes."""
+    if not runtime.panels:
+        return
+    _, pending = await asyncio.wait(set(runtime.panels), timeout=timeout)
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending)
+
+
+async def _gateway_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, GatewayError)
+    return render(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return render(NotFound(f"No route {request.url.path}."))
+    error = BadRequest(str(exc.detail))
+    error.status = exc.status_code
+    return render(error)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error on %s", request.url.path)
+    return render(GatewayError("The gateway failed unexpectedly; the error is logged."))

@@ -1,0 +1,155 @@
+"""Reading a chat request into the facts a panel needs, refusing anything malformed.
+
+Everything is checked before anyone is seated: a refused request calls no upstream and writes
+no record.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.errors import BadRequest
+from gateway.settings import Config
+from routing import ROUTER_PANEL, estimate_tokens
+
+PREFIX = "bench/"
+
+# Sampling fields passed on to every seat, with the JSON types each may take.
+_NUMBER = (int, float)
+SAMPLING: dict[str, tuple[type, ...]] = {
+    "temperature": _NUMBER,
+    "top_p": _NUMBER,
+    "max_tokens": (int,),
+    "max_completion_tokens": (int,),
+    "presence_penalty": _NUMBER,
+    "frequency_penalty": _NUMBER,
+    "seed": (int,),
+    "stop": (str, list),
+    "user": (str,),
+    "response_format": (dict,),
+    "logit_bias": (dict,),
+    "reasoning_effort": (str,),
+}
+_IGNORED = {"n", "stream_options", "logprobs", "top_logprobs", "metadata", "store", "bench"}
+_TOOLS = {"tools", "tool_choice", "functions", "function_call", "parallel_tool_calls"}
+_ROLES = {"system", "developer", "user", "assistant"}
+
+
+@dataclass(frozen=True)
+class ChatAsk:
+    requested_model: str
+    collection: str  # a collection name, or ROUTER_PANEL
+    shape: str
+    shape_by: str  # header | collection | default
+    nominees: tuple[str, ...]
+    messages: list[dict[str, Any]]
+    sampling: dict[str, Any]
+    stream: bool
+    prompt_tokens: int
+    prompt: str
+
+
+def parse_chat(raw: bytes, headers: dict[str, str], config: Config) -> ChatAsk:
+    body = _json_object(raw)
+    model = body.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise BadRequest("`model` must be a collection such as bench/<name>.", param="model")
+    collection = model.removeprefix(PREFIX)
+    messages = _messages(body.get("messages"))
+    for field in sorted(_TOOLS & body.keys()):
+        if body[field] is not None:
+            raise BadRequest(f"`{field}` is not supported on a panel.", param=field)
+    sampling = _sampling(body)
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest("`stream` must be true or false.", param="stream")
+    shape, shape_by = _shape(headers, collection, config)
+    nominees = _nominees(body.get("with"), headers.get("x-panel-with"))
+    prompt = "\n\n".join(_text(m.get("content")) for m in messages)
+    return ChatAsk(
+        requested_model=model,
+        collection=collection,
+        shape=shape,
+        shape_by=shape_by,
+        nominees=nominees,
+        messages=messages,
+        sampling=sampling,
+        stream=stream,
+        prompt_tokens=estimate_tokens(len(prompt)),
+        prompt=prompt,
+    )
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise BadRequest(f"The request body is not valid JSON: {exc}.") from None
+    if not isinstance(body, dict):
+        raise BadRequest("The request body must be a JSON object.")
+    return body
+
+
+def _messages(messages: Any) -> list[dict[str, Any]]:
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("`messages` must be a non-empty list.", param="messages")
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise BadRequest(f"`{where}` must be an object.", param=where)
+        role = message.get("role")
+        if role == "tool" or message.get("tool_calls") or message.get("function_call"):
+            raise BadRequest(
+                f"`{where}` carries a tool call or result; tools are not supported on a panel.",
+                param=where,
+            )
+        if role not in _ROLES:
+            raise BadRequest(f"`{where}.role` must be one of {', '.join(sorted(_ROLES))}.", param=where)
+        content = message.get("content")
+        if not isinstance(content, str | list) or (isinstance(content, list) and not all(
+            isinstance(part, dict) for part in content
+        )):
+            raise BadRequest(f"`{where}.content` must be a string or a list of parts.", param=where)
+    return messages
+
+
+def _text(content: str | list[dict[str, Any]]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+
+
+def _sampling(body: dict[str, Any]) -> dict[str, Any]:
+    sampling = {}
+    for field, types in SAMPLING.items():
+        value = body.get(field)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise BadRequest(f"`{field}` has the wrong type.", param=field)
+        sampling[field] = value
+    return sampling
+
+
+def _shape(headers: dict[str, str], collection: str, config: Config) -> tuple[str, str]:
+    asked = (headers.get("x-panel-shape") or "").strip()
+    if asked:
+        return asked.lower(), "header"
+    if collection != ROUTER_PANEL:
+        shape = config.collection_shape(collection)
+        if shape:
+            return shape, "collection"
+    return "general", "default"
+
+
+def _nominees(body_value: Any, header_value: str | None) -> tuple[str, ...]:
+    names: list[str] = []
+    if body_value is not None:
+        if not isinstance(body_value, list) or not all(isinstance(n, str) for n in body_value):
+            raise BadRequest("`with` must be a list of model aliases.", param="with")
+        names.extend(body_value)
+    if header_value:
+        names.extend(part.strip() for part in header_value.split(","))
+    return tuple(dict.fromkeys(n for n in names if n))

@@ -1,0 +1,136 @@
+"""The `bench-gateway` command: serve, demo, simulate, check-config.
+
+Exit codes: 0 ok, 1 failed (reason on stderr), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from gateway.settings import ConfigError, load_config
+
+DEFAULT_CONFIG = "config/bench.yaml"
+
+EXAMPLES = """examples:
+  bench-gateway demo                      # offline: simulated upstream + gateway + one panel
+  bench-gateway serve --config config/bench.yaml --port 8123
+  bench-gateway simulate --port 8199 --spec config/simulate.yaml
+  bench-gateway check-config --config config/bench.yaml
+"""
+
+
+def _config_path(given: str | None) -> str:
+    return given or os.environ.get("BENCH_CONFIG") or DEFAULT_CONFIG
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bench-gateway",
+        description="A self-hosted, OpenAI-compatible panel gateway for LLMs.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str, example: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name, help=help_text, description=help_text, epilog=f"example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    serve = command("serve", "run the gateway", "bench-gateway serve --config config/bench.yaml")
+    serve.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8123)
+
+    demo = command(
+        "demo", "offline demo: simulated upstream, a gateway and one real panel request",
+        "bench-gateway demo --once",
+    )
+    demo.add_argument("--port", type=int, default=8123, help="the gateway's port (default 8123)")
+    demo.add_argument("--once", action="store_true", help="exit after the first panel")
+
+    simulate = command(
+        "simulate", "run the simulated OpenAI-compatible upstream on its own",
+        "bench-gateway simulate --port 8199 --spec config/simulate.yaml",
+    )
+    simulate.add_argument("--port", type=int, default=8199)
+    simulate.add_argument("--spec", help="YAML/JSON file of per-model behaviours")
+
+    check = command(
+        "check-config", "validate a config and print what it defines",
+        "bench-gateway check-config --config config/bench.yaml",
+    )
+    check.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "check-config":
+            return check_config(_config_path(args.config))
+        if args.command == "serve":
+            return serve(_config_path(args.config), args.host, args.port)
+        if args.command == "simulate":
+            from gateway.simulate import load_spec, serve_simulator
+
+            serve_simulator(port=args.port, spec=load_spec(args.spec) if args.spec else None)
+            return 0
+        if args.command == "demo":
+            from gateway.demo import run_demo
+
+            return run_demo(args.port, once=args.once)
+    except ConfigError as exc:
+        print(f"bench-gateway: the config has {len(exc.problems)} problem(s):", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(f"bench-gateway: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 2
+
+
+def check_config(path: str) -> int:
+    config = load_config(path)
+    catalog = config.catalog
+    print(f"config {Path(path)} is valid")
+    print(f"store: {config.store}")
+    print("models:")
+    for m in catalog.models:
+        extra = " ad-hoc" if m.ad_hoc else ""
+        print(f"  {m.alias:<20} {m.served:<36} connection={m.connection} role={m.role} "
+              f"family={m.family}{extra}")
+    print("connections:")
+    for name in sorted({m.connection for m in catalog.models}):
+        spec = config.connections.get(name)
+        facts = f" rpm={spec.rpm} preferred={spec.preferred} cool_together={spec.cool_together}" if spec else ""
+        print(f"  {name}{facts}")
+    print("shapes:")
+    for name, roles in catalog.shapes:
+        print(f"  {name:<12} {', '.join(roles)}")
+    print("collections:")
+    for c in catalog.collections:
+        print(f"  bench/{c.name:<16} members={', '.join(c.members)} shape={c.shape or 'general'}"
+              f"  {c.description}")
+    return 0
+
+
+def serve(path: str, host: str, port: int) -> int:
+    import uvicorn
+
+    from gateway.app import create_app
+
+    config = load_config(path)
+    uvicorn.run(create_app(config), host=host, port=port, log_level="info", access_log=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

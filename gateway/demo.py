@@ -1,0 +1,71 @@
+"""`bench-gateway demo`: the whole product, offline, in one command.
+
+It starts the simulated upstream and a gateway on the shipped demo config, asks one real panel
+through the official OpenAI SDK, prints every seat's answer with its call id, and keeps serving.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from gateway.serving import ServerThread, free_port
+from gateway.settings import parse_config
+
+PROMPT = "Review this change: fetch() now retries forever on any error. Anything wrong?"
+
+
+def demo_config(sim_url: str, store_dir: Path):
+    text = resources.files("gateway").joinpath("demo.yaml").read_text(encoding="utf-8")
+    raw = yaml.safe_load(text.replace("{SIM}", sim_url))
+    raw["store"] = f"sqlite:///{store_dir / 'records.db'}"
+    return parse_config(raw, base=store_dir)
+
+
+def run_demo(port: int, *, once: bool = False) -> int:
+    import openai
+
+    from gateway.app import create_app
+    from gateway.simulate import create_sim_app, load_spec
+
+    spec = load_spec(str(resources.files("gateway").joinpath("demo_simulate.yaml")))
+    store_dir = Path(tempfile.mkdtemp(prefix="bench-demo-"))
+    with ServerThread(create_sim_app(spec), port=free_port()) as sim:
+        config = demo_config(f"{sim.url}/v1", store_dir)
+        with ServerThread(create_app(config), port=port) as gateway:
+            base = f"{gateway.url}/v1"
+            print(f"Bench Gateway demo: simulated upstream at {sim.url}, gateway at {base}")
+            print(f"Records: {store_dir / 'records.db'}\n")
+            client = openai.OpenAI(base_url=base, api_key="local", max_retries=0, timeout=60)
+            raw = client.chat.completions.with_raw_response.create(
+                model="bench/reviewers",
+                messages=[{"role": "user", "content": PROMPT}],
+                extra_headers={"X-Panel-Shape": "review"},
+            )
+            show(raw.parse(), gateway.url)
+            if once:
+                return 0
+            print(f"\nServing on {base} until Ctrl-C. Try:\n"
+                  f"  curl -s {base}/models\n  curl -s {gateway.url}/bench/models")
+            try:
+                threading.Event().wait()
+            except KeyboardInterrupt:
+                print("\nstopping")
+    return 0
+
+
+def show(completion, url: str) -> None:
+    bench = completion.model_extra["bench"]
+    print(f"panel {bench['panel']} · bench/{bench['collection']} · shape {bench['shape']} "
+          f"({bench['shape_by']})\n")
+    for seat in bench["seats"]:
+        print(f"── {seat['seat']} — {seat['alias']} ({seat['connection']}) · {seat['status']} · "
+              f"{seat['seconds']:.2f} s · call {seat['call']}")
+        print(f"   {seat['answer'] or seat['error']}\n")
+    first = bench["seats"][0]["call"]
+    print("Send a verdict on any call id, e.g.:")
+    print(f"  curl -s -X POST {url}/bench/verdict -d '{{\"call\": \"{first}\", \"useful\": true}}'")

@@ -1,0 +1,176 @@
+"""The HTTP routes. Handlers read the request, call the layers below, and shape the reply."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from gateway import reply
+from gateway.asking import PREFIX, parse_chat
+from gateway.errors import NotFound, PanelFailed, PayloadTooLarge, TooManyRequests
+from gateway.fanout import Fanout, SeatResult
+from gateway.reply import PanelFacts
+from gateway.runtime import Runtime
+from gateway.seating import seat
+from gateway.verdicts import parse_verdict
+from routing import ROUTER_PANEL
+
+
+def runtime_of(request: Request) -> Runtime:
+    return request.app.state.runtime
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 as soon as it is known to be over the limit."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"The request body is over the limit of {limit} bytes.")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"The request body is over the limit of {limit} bytes.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def start_panel(runtime: Runtime, facts: PanelFacts, fanout: Fanout) -> asyncio.Task:
+    """Run a panel as a task the app owns: a client hanging up does not cancel its seats."""
+    task = asyncio.get_running_loop().create_task(fanout.run(), name=f"panel {facts.panel_id}")
+    runtime.panels.add(task)
+    task.add_done_callback(runtime.panels.discard)
+    return task
+
+
+async def chat_completions(request: Request) -> Response:
+    runtime = runtime_of(request)
+    raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+    ask = parse_chat(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
+    facts, record = seat(runtime, ask)
+    await runtime.store.add_panel(record)
+    fanout = Fanout(runtime, facts.panel_id, facts.shape, facts.plan, ask.messages, ask.sampling)
+    if ask.stream:
+        from gateway.streaming import stream_panel
+
+        return stream_panel(runtime, facts, fanout)
+    results = await asyncio.shield(start_panel(runtime, facts, fanout))
+    return finish(runtime, facts, results)
+
+
+def finish(runtime: Runtime, facts: PanelFacts, results: list[SeatResult]) -> Response:
+    seats = reply.in_seat_order(facts.plan, results)
+    headers = {"X-Bench-Panel": facts.panel_id, "X-Panel-Shape": facts.shape}
+    if reply.answered(seats):
+        return JSONResponse(reply.completion(facts, seats), headers=headers)
+    raise panel_failure(runtime, facts, seats, headers)
+
+
+def panel_failure(
+    runtime: Runtime, facts: PanelFacts, seats: list[SeatResult], headers: dict[str, str]
+) -> Exception:
+    bench = {"bench": reply.bench_field(facts, seats)}
+    if reply.all_limited(seats):
+        ends = [runtime.limits.cooldown_of(r.alias) for r in seats]
+        wait = min((c.until for c in ends if c is not None), default=runtime.clock() + 1)
+        seconds = max(1, math.ceil(wait - runtime.clock()))
+        return TooManyRequests(
+            f"Every seat of panel {facts.panel_id} is rate limited or cooling; "
+            f"try again in {seconds} s.",
+            headers={**headers, "Retry-After": str(seconds)},
+            extra=bench,
+        )
+    return PanelFailed(
+        f"No seat of panel {facts.panel_id} answered: "
+        + "; ".join(f"{r.seat} ({r.alias}) {r.status}" for r in seats),
+        headers=headers,
+        extra=bench,
+    )
+
+
+async def list_models(request: Request) -> Response:
+    catalog = runtime_of(request).config.catalog
+    limits = catalog.limits
+    data: list[dict[str, Any]] = []
+    for c in catalog.collections:
+        data.append({
+            "id": PREFIX + c.name, "object": "model", "created": 0, "owned_by": "bench",
+            "description": c.description, "tags": list(c.tags), "members": list(c.members),
+            "explorers": min(limits.max_explorers, max(0, limits.max_calls - len(c.members))),
+            "shape": c.shape or "general",
+        })
+    data.append({
+        "id": PREFIX + ROUTER_PANEL, "object": "model", "created": 0, "owned_by": "bench",
+        "description": "the router's panel: primary, second opinion and explorers, from the records",
+        "tags": [], "members": [], "explorers": limits.max_explorers, "shape": "general",
+    })
+    return JSONResponse({"object": "list", "data": data})
+
+
+async def post_verdict(request: Request) -> Response:
+    runtime = runtime_of(request)
+    raw = await read_body(request, 1_000_000)
+    verdict = parse_verdict(raw)
+    outcome = await runtime.store.record_verdict(verdict)
+    if outcome is None:
+        raise NotFound(f"Unknown call {verdict['call']!r}.", param="call")
+    written, previous = outcome
+    if written:
+        call = await runtime.store.call(verdict["call"])
+        prior = None if previous is None else bool(previous["useful"])
+        runtime.ledger.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
+    return JSONResponse({"call": verdict["call"], "recorded": written})
+
+
+async def get_panel(request: Request) -> Response:
+    panel_id = request.path_params["panel"]
+    found = await runtime_of(request).store.panel(panel_id)
+    if found is None:
+        raise NotFound(f"Unknown panel {panel_id!r}.", param="panel")
+    return JSONResponse(found)
+
+
+async def get_call(request: Request) -> Response:
+    call_id = request.path_params["call"]
+    found = await runtime_of(request).store.call(call_id)
+    if found is None:
+        raise NotFound(f"Unknown call {call_id!r}.", param="call")
+    return JSONResponse(found)
+
+
+async def bench_models(request: Request) -> Response:
+    runtime = runtime_of(request)
+    rows = []
+    for model in runtime.config.catalog.models:
+        cooldown = runtime.limits.cooldown_of(model.alias)
+        rows.append({
+            "alias": model.alias, "connection": model.connection, "role": model.role,
+            "family": model.family, **runtime.ledger.row(model.alias),
+            "cooling_until": cooldown.until if cooldown else None,
+            "cooling_why": cooldown.why if cooldown else None,
+            "rpm_used": runtime.limits.rpm_use(model.alias),
+        })
+    return JSONResponse({"models": rows})
+
+
+async def healthz(request: Request) -> Response:
+    if not runtime_of(request).ready:
+        return JSONResponse({"status": "starting"}, status_code=503)
+    return JSONResponse({"status": "ok"})
+
+
+ROUTES = [
+    Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+    Route("/chat/completions", chat_completions, methods=["POST"]),
+    Route("/v1/models", list_models, methods=["GET"]),
+    Route("/bench/verdict", post_verdict, methods=["POST"]),
+    Route("/bench/panels/{panel}", get_panel, methods=["GET"]),
+    Route("/bench/calls/{call}", get_call, methods=["GET"]),
+    Route("/bench/models", bench_models, methods=["GET"]),
+    Route("/healthz", healthz, methods=["GET"]),
+]

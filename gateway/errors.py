@@ -1,0 +1,135 @@
+"""Every error the gateway knows, and how each is shown to a client.
+
+    GatewayError                  rendered as OpenAI's {"error": {message, type, param, code}}
+    ├── BadRequest          400   malformed JSON or fields, unknown shape or alias, tools
+    ├── Unauthorized        401   missing, malformed or unknown gateway key
+    ├── Forbidden           403   a collection outside the key's scope
+    ├── NotFound            404   unknown collection, call or panel
+    ├── PayloadTooLarge     413   body over the limit, or a prompt no member can hold
+    ├── TooManyRequests     429   every seat rate limited or cooling, or a key over its rpm
+    ├── PanelFailed         502   seats were called and none answered
+    └── Unseatable          503   nobody can be seated
+
+    UpstreamError                 one seat's failure: becomes a seat status, never an HTTP reply
+    ├── UpstreamRateLimited       429 (retry_after in seconds when the upstream said)
+    ├── UpstreamTimeout           no answer within the seat's timeout
+    ├── UpstreamUnreachable       connection refused or reset
+    ├── UpstreamAuth              401/403 from the provider
+    ├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
+    ├── UpstreamBrokenStream      a stream that broke off or was malformed
+    └── UpstreamFailed            anything else the provider answered with an error
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import JSONResponse
+
+
+class GatewayError(Exception):
+    status = 500
+    type = "server_error"
+    code: str | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        self.code = code or self.code
+        self.headers = headers or {}
+        self.extra = extra or {}
+
+    def body(self) -> dict[str, Any]:
+        error = {"message": self.message, "type": self.type, "param": self.param, "code": self.code}
+        return {"error": error, **self.extra}
+
+
+class BadRequest(GatewayError):
+    status, type, code = 400, "invalid_request_error", "invalid_request"
+
+
+class Unauthorized(GatewayError):
+    status, type, code = 401, "authentication_error", "invalid_api_key"
+
+
+class Forbidden(GatewayError):
+    status, type, code = 403, "permission_error", "collection_not_allowed"
+
+
+class NotFound(GatewayError):
+    status, type, code = 404, "not_found_error", "not_found"
+
+
+class PayloadTooLarge(GatewayError):
+    status, type, code = 413, "invalid_request_error", "too_large"
+
+
+class TooManyRequests(GatewayError):
+    status, type, code = 429, "rate_limit_error", "rate_limited"
+
+
+class PanelFailed(GatewayError):
+    status, type, code = 502, "upstream_error", "no_seat_answered"
+
+
+class Unseatable(GatewayError):
+    status, type, code = 503, "service_unavailable", "no_seat_available"
+
+
+def render(error: GatewayError) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
+
+
+class UpstreamError(Exception):
+    """A seat's call failed; `kind` is the error class written on the seat's record."""
+
+    kind = "upstream"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UpstreamRateLimited(UpstreamError):
+    kind = "rate_limit"
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class UpstreamTimeout(UpstreamError):
+    kind = "timeout"
+
+
+class UpstreamUnreachable(UpstreamError):
+    kind = "connection"
+
+
+class UpstreamAuth(UpstreamError):
+    kind = "auth"
+
+
+class UpstreamContextWindow(UpstreamError):
+    kind = "context_window"
+
+    def __init__(self, message: str, limit: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class UpstreamBrokenStream(UpstreamError):
+    kind = "broken_stream"
+
+
+class UpstreamFailed(UpstreamError):
+    kind = "upstream"

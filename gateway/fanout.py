@@ -1,0 +1,171 @@
+"""Calling a seated panel: every seat at once, reserves swapped in the moment a seat is limited.
+
+Each seat ends as a value (ok, empty, error, timeout, rate_limited, cooling), never as an
+exception that could cancel its siblings. A seat's record is written the moment it finishes, so
+an answer is on the record even if the client has gone or the process dies a second later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
+from gateway.runtime import Runtime
+from routing import Panel
+
+log = logging.getLogger("bench.fanout")
+
+OK, EMPTY, ERROR, TIMEOUT, RATE_LIMITED, COOLING = (
+    "ok", "empty", "error", "timeout", "rate_limited", "cooling",
+)
+
+
+@dataclass
+class SeatResult:
+    id: str
+    panel_id: str
+    seat: str
+    alias: str
+    model: str
+    connection: str
+    shape: str
+    status: str = ERROR
+    error: str | None = None
+    error_class: str | None = None
+    seconds: float = 0.0
+    first_token_s: float | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    answer: str | None = None
+    replaces: str | None = None
+    replaced_by: str | None = None
+    started: float = 0.0
+    finished: float | None = None
+
+    def row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+OnFinish = Callable[[SeatResult], Awaitable[None] | None]
+
+
+class Fanout:
+    def __init__(
+        self,
+        runtime: Runtime,
+        panel_id: str,
+        shape: str,
+        plan: Panel,
+        messages: list[dict[str, Any]],
+        sampling: dict[str, Any],
+        on_finish: OnFinish | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.panel_id = panel_id
+        self.shape = shape
+        self.plan = plan
+        self.messages = messages
+        self.sampling = sampling
+        self.on_finish = on_finish
+        self.reserves = list(plan.reserves)
+        self.reserve_number = plan.reserves_used
+        self.results: list[SeatResult] = []
+
+    async def run(self) -> list[SeatResult]:
+        async with asyncio.TaskGroup() as group:
+            for seat in self.plan.seats:
+                group.create_task(self._occupy(seat.name, seat.alias, seat.replaces))
+        return self.results
+
+    async def _occupy(self, seat: str, alias: str, replaces: str | None) -> None:
+        """Call one seat; while it is rate limited or cooling, hand it to the next reserve."""
+        while True:
+            result = await self._attempt(seat, alias, replaces)
+            self.results.append(result)
+            swap = result.status in (RATE_LIMITED, COOLING) and self._next_reserve()
+            if swap:
+                self.reserve_number += 1
+                result.replaced_by = f"reserve{self.reserve_number}"
+            await self._finished(result)
+            if not swap:
+                return
+            seat, alias, replaces = result.replaced_by, swap, result.seat
+            self.runtime.ledger.seated(alias, self.runtime.clock())
+
+    def _next_reserve(self) -> str | None:
+        while self.reserves:
+            alias = self.reserves.pop(0)
+            if self.runtime.limits.cooldown_of(alias) is None:
+                return alias
+        return None
+
+    async def _attempt(self, seat: str, alias: str, replaces: str | None) -> SeatResult:
+        runtime = self.runtime
+        model = runtime.config.catalog.model(alias)
+        assert model is not None
+        result = SeatResult(
+            id=f"{self.panel_id}.{seat}", panel_id=self.panel_id, seat=seat, alias=alias,
+            model=model.served, connection=model.connection, shape=self.shape,
+            replaces=replaces, started=runtime.clock(),
+        )
+        permit = runtime.limits.acquire(alias)
+        if isinstance(permit, str):
+            result.status, result.error, result.error_class = COOLING, permit, "cooling"
+            result.finished = result.started
+            return result
+        began = time.monotonic()
+        try:
+            answer = await runtime.caller(
+                runtime.config.litellm_params[alias],
+                self.messages,
+                self.sampling,
+                runtime.config.gateway.seat_timeout_s,
+            )
+        except UpstreamError as exc:
+            self._failed(result, exc)
+        except Exception as exc:  # a bug in a seat must not cancel its siblings
+            log.exception("seat %s failed unexpectedly", result.id)
+            result.status, result.error_class = ERROR, "internal"
+            result.error = f"internal error: {type(exc).__name__}"
+        else:
+            text = answer.text or ""
+            result.status = OK if text.strip() else EMPTY
+            result.answer = text
+            result.tokens_in, result.tokens_out = answer.tokens_in, answer.tokens_out
+            result.first_token_s = answer.first_token_s
+            if result.status == EMPTY:
+                result.error, result.error_class = "the model returned an empty answer", "empty"
+        finally:
+            permit.release()
+        result.seconds = round(time.monotonic() - began, 3)
+        result.finished = runtime.clock()
+        return result
+
+    def _failed(self, result: SeatResult, exc: UpstreamError) -> None:
+        result.error = self.runtime.scrub(exc.message)
+        result.error_class = exc.kind
+        if isinstance(exc, UpstreamRateLimited):
+            result.status = RATE_LIMITED
+            until = self.runtime.limits.cool(result.alias, exc.retry_after, "rate limited (429)")
+            result.error = f"{result.error} (cooling {until - self.runtime.clock():.0f} s)"
+        elif isinstance(exc, UpstreamTimeout):
+            result.status = TIMEOUT
+        else:
+            result.status = ERROR
+
+    async def _finished(self, result: SeatResult) -> None:
+        if result.status == OK:
+            self.runtime.ledger.answered(result.alias)
+        try:
+            await self.runtime.store.add_call(result.row())
+        except Exception:
+            log.exception("could not record seat %s", result.id)
+        if self.on_finish is not None:
+            outcome = self.on_finish(result)
+            if outcome is not None:
+                await outcome

@@ -1,0 +1,56 @@
+"""Named, append-only schema migrations. Never edit one that has shipped: add the next."""
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_panels_calls_verdicts",
+        """
+        CREATE TABLE panels (
+            id TEXT PRIMARY KEY,
+            created REAL NOT NULL,
+            requested_model TEXT NOT NULL,
+            collection TEXT NOT NULL,
+            shape TEXT NOT NULL,
+            shape_by TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            key_name TEXT NOT NULL,
+            skipped TEXT,
+            notes TEXT,
+            reserves TEXT
+        );
+        CREATE TABLE calls (
+            id TEXT PRIMARY KEY,
+            panel_id TEXT NOT NULL REFERENCES panels(id),
+            seat TEXT NOT NULL,
+            alias TEXT NOT NULL,
+            model TEXT NOT NULL,
+            connection TEXT NOT NULL,
+            shape TEXT NOT NULL,
+            status TEXT NOT NULL,
+            error TEXT,
+            error_class TEXT,
+            seconds REAL,
+            first_token_s REAL,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            answer TEXT,
+            replaces TEXT,
+            replaced_by TEXT,
+            started REAL NOT NULL,
+            finished REAL
+        );
+        CREATE INDEX calls_by_panel ON calls (panel_id);
+        CREATE INDEX calls_by_alias ON calls (alias, started);
+        CREATE TABLE verdicts (
+            id INTEGER PRIMARY KEY,
+            call_id TEXT NOT NULL REFERENCES calls(id),
+            useful INTEGER NOT NULL,
+            note TEXT,
+            "real" TEXT,
+            "false" TEXT,
+            created REAL NOT NULL,
+            key_name TEXT
+        );
+        CREATE INDEX verdicts_by_call ON verdicts (call_id, id);
+        """,
+    ),
+)

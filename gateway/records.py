@@ -1,0 +1,212 @@
+"""The record store: every panel and every seat is a row, every verdict kept with its history.
+
+`RecordStore` is the interface the gateway uses; `SqliteStore` is the default (one file, WAL).
+SQLite calls are blocking, so they run on one dedicated writer thread: the event loop never waits
+on the disk, and one thread owning the connection keeps transactions short and serial. Another
+backend (PostgreSQL, for several replicas) implements the same methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Protocol
+
+from gateway.migrations import MIGRATIONS
+
+PANEL_FIELDS = (
+    "id", "created", "requested_model", "collection", "shape", "shape_by", "prompt", "key_name",
+    "skipped", "notes", "reserves",
+)
+CALL_FIELDS = (
+    "id", "panel_id", "seat", "alias", "model", "connection", "shape", "status", "error",
+    "error_class", "seconds", "first_token_s", "tokens_in", "tokens_out", "answer", "replaces",
+    "replaced_by", "started", "finished",
+)
+_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
+
+
+class RecordStore(Protocol):
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+    async def add_panel(self, panel: dict[str, Any]) -> None: ...
+    async def add_call(self, call: dict[str, Any]) -> None: ...
+    async def record_verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None: ...
+    async def panel(self, panel_id: str) -> dict[str, Any] | None: ...
+    async def call(self, call_id: str) -> dict[str, Any] | None: ...
+    async def standings(self) -> dict[str, Any]: ...
+
+
+def open_store(url: str) -> SqliteStore:
+    prefix = "sqlite:///"
+    if not url.startswith(prefix):
+        raise ValueError(f"unsupported store {url!r}: only sqlite:///PATH is built in")
+    return SqliteStore(Path(url[len(prefix) :]))
+
+
+class SqliteStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
+        self._db: sqlite3.Connection | None = None
+
+    async def _run(self, fn, *args):
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    async def open(self) -> None:
+        await self._run(self._open)
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA busy_timeout=5000")
+        db.execute("PRAGMA foreign_keys=ON")
+        migrate(db)
+        self._db = db
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._run(self._db.close)
+            self._db = None
+        self._pool.shutdown(wait=True)
+
+    async def add_panel(self, panel: dict[str, Any]) -> None:
+        await self._run(self._insert, "panels", PANEL_FIELDS, panel)
+
+    async def add_call(self, call: dict[str, Any]) -> None:
+        await self._run(self._insert, "calls", CALL_FIELDS, call)
+
+    def _insert(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
+        values = [_dump(name, row.get(name)) for name in fields]
+        marks = ", ".join("?" * len(fields))
+        names = ", ".join(f'"{name}"' for name in fields)
+        assert self._db is not None
+        self._db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", values)
+
+    async def record_verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None:
+        """Store a verdict. None: unknown call. Else (written, previous current verdict)."""
+        return await self._run(self._verdict, verdict)
+
+    def _verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None:
+        db = self._db
+        assert db is not None
+        if db.execute("SELECT 1 FROM calls WHERE id = ?", (verdict["call"],)).fetchone() is None:
+            return None
+        previous = self._current_verdict(verdict["call"])
+        fresh = {k: verdict.get(k) for k in ("useful", "note", "real", "false")}
+        if previous is not None and {k: previous[k] for k in fresh} == fresh:
+            return False, previous
+        db.execute(
+            'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                verdict["call"],
+                int(bool(verdict["useful"])),
+                verdict.get("note"),
+                _dump("real", verdict.get("real")),
+                _dump("false", verdict.get("false")),
+                time.time(),
+                verdict.get("key_name"),
+            ),
+        )
+        return True, previous
+
+    def _current_verdict(self, call_id: str) -> dict[str, Any] | None:
+        assert self._db is not None
+        row = self._db.execute(
+            'SELECT useful, note, "real", "false", created FROM verdicts '
+            "WHERE call_id = ? ORDER BY id DESC LIMIT 1",
+            (call_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        found = _load(row)
+        found["useful"] = bool(found["useful"])
+        return found
+
+    async def panel(self, panel_id: str) -> dict[str, Any] | None:
+        return await self._run(self._panel, panel_id)
+
+    def _panel(self, panel_id: str) -> dict[str, Any] | None:
+        assert self._db is not None
+        row = self._db.execute("SELECT * FROM panels WHERE id = ?", (panel_id,)).fetchone()
+        if row is None:
+            return None
+        panel = _load(row)
+        calls = self._db.execute(
+            "SELECT * FROM calls WHERE panel_id = ? ORDER BY started, rowid", (panel_id,)
+        ).fetchall()
+        panel["seats"] = [self._with_verdict(_load(c)) for c in calls]
+        return panel
+
+    async def call(self, call_id: str) -> dict[str, Any] | None:
+        return await self._run(self._call, call_id)
+
+    def _call(self, call_id: str) -> dict[str, Any] | None:
+        assert self._db is not None
+        row = self._db.execute("SELECT * FROM calls WHERE id = ?", (call_id,)).fetchone()
+        return None if row is None else self._with_verdict(_load(row))
+
+    def _with_verdict(self, call: dict[str, Any]) -> dict[str, Any]:
+        call["verdict"] = self._current_verdict(call["id"])
+        return call
+
+    async def standings(self) -> dict[str, Any]:
+        return await self._run(self._standings)
+
+    def _standings(self) -> dict[str, Any]:
+        """Per alias: seated, answered, last seated; per (alias, shape): useful and judged."""
+        db = self._db
+        assert db is not None
+        seats = db.execute(
+            "SELECT alias, COUNT(*) AS seated, SUM(status = 'ok') AS answered, "
+            "MAX(started) AS last_seated FROM calls GROUP BY alias"
+        ).fetchall()
+        verdicts = db.execute(
+            "SELECT c.alias, c.shape, SUM(v.useful) AS useful, COUNT(*) AS judged "
+            "FROM verdicts v JOIN calls c ON c.id = v.call_id "
+            "WHERE v.id IN (SELECT MAX(id) FROM verdicts GROUP BY call_id) "
+            "GROUP BY c.alias, c.shape"
+        ).fetchall()
+        return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
+
+    async def integrity(self) -> str:
+        return await self._run(lambda: self._db.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Apply the named migrations not yet in the ledger, in order, each in its own transaction."""
+    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied REAL)")
+    done = {row[0] for row in db.execute("SELECT name FROM migrations")}
+    for name, script in MIGRATIONS:
+        if name in done:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in script.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
+            db.execute("COMMIT")
+        except Exception:
+            db.execute("ROLLBACK")
+            raise
+
+
+def _dump(name: str, value: Any) -> Any:
+    return json.dumps(value) if name in _JSON_FIELDS and value is not None else value
+
+
+def _load(row: sqlite3.Row) -> dict[str, Any]:
+    found = dict(row)
+    for name in _JSON_FIELDS:
+        if isinstance(found.get(name), str):
+            found[name] = json.loads(found[name])
+    return found

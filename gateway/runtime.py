@@ -1,0 +1,44 @@
+"""What every request shares: config, record store, live figures, limits, the clock, the caller.
+
+Built once per app by the factory; nothing here is module-level state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.ledger import Ledger
+from gateway.limits import Limits
+from gateway.records import RecordStore
+from gateway.settings import Config
+
+# (litellm params, messages, sampling, timeout, stream=) -> upstream.Answer
+Caller = Callable[..., Awaitable[Any]]
+
+
+@dataclass
+class Runtime:
+    config: Config
+    store: RecordStore
+    caller: Caller
+    clock: Callable[[], float] = time.time
+    ledger: Ledger = field(default_factory=Ledger)
+    limits: Limits = field(init=False)
+    panels: set[asyncio.Task] = field(default_factory=set)  # running panels, awaited on shutdown
+    ready: bool = False
+
+    def __post_init__(self) -> None:
+        self.limits = Limits(self.config, self.clock)
+
+    def scrub(self, text: str | None) -> str | None:
+        """Keep resolved secrets out of anything written or shown."""
+        if not text:
+            return text
+        for secret in self.config.secrets:
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text

@@ -1,0 +1,394 @@
+"""A simulated OpenAI-compatible upstream whose behaviour is set per model.
+
+Why it exists: the gateway's hard parts (panel fan-out, timeouts, retries, failover, partial
+streams) only show when upstreams misbehave in specific, repeatable ways. Real providers cannot be
+made to do that on demand, and mocking litellm would skip the HTTP layer where most failures
+happen. So this is a real HTTP server (Starlette under uvicorn) speaking the chat-completions
+dialect; tests, the offline demo and benchmarks point litellm's ``openai/<name>`` models at it.
+
+A behaviour is a plain dict (keys in ``BEHAVIOUR_KEYS``). A model's own entry *replaces* the ``"*"``
+fallback entirely; the two are not merged. Unknown keys raise ``ValueError`` so that a typo in a
+test or spec file fails loudly instead of silently simulating a healthy model.
+
+``fail_times`` limits *every* fault (status, hang, reset, empty, the stream faults), counting the
+requests since that model's behaviour was last set, so "fail twice, then recover" needs one line.
+
+Connection-level faults (``reset``, ``stream_cut_after``) must close the TCP connection, which ASGI
+cannot express. Under uvicorn we reach the connection's transport through the server's own ``send``
+callable (a bound method of uvicorn's request cycle); under any other server we fall back to
+raising, which still breaks the response, just less precisely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http
+import json
+import re
+import socket
+import struct
+import time
+import uuid
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import uvicorn
+import yaml
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+__all__ = ["BEHAVIOUR_KEYS", "SimState", "create_sim_app", "load_spec", "serve_simulator"]
+
+_NUM = (int, float)
+#: Behaviour key -> (accepted types, default). ``None`` as a value always means "use the default".
+BEHAVIOUR_KEYS = MappingProxyType({
+    "latency_s": (_NUM, 0.0), "answer": ((str,), None), "status": ((int,), 200),
+    "error_message": ((str,), None), "retry_after": (_NUM, None), "retry_after_ms": (_NUM, None),
+    "fail_times": ((int,), None), "hang": ((bool,), False), "empty": ((bool,), False),
+    "chunk_delay_s": (_NUM, 0.0), "stream_cut_after": ((int,), None),
+    "stream_stall_after": ((int,), None), "malformed_chunk": ((bool,), False),
+    "no_done": ((bool,), False), "reset": ((bool,), False), "usage": ((bool,), True),
+})
+_FAULT_KEYS = ("status", "hang", "reset", "empty", "stream_cut_after", "stream_stall_after",
+               "malformed_chunk", "no_done")
+_SERVER_SEND = "bench_gateway.sim.server_send"  # scope key holding uvicorn's unwrapped send
+
+
+def validate_behaviour(behaviour: Any) -> dict:
+    """Return a checked copy of *behaviour*; raise ValueError naming the first bad key."""
+    if not isinstance(behaviour, dict):
+        raise ValueError(f"a simulator behaviour must be a mapping, got {behaviour!r}")
+    for key, value in behaviour.items():
+        if key not in BEHAVIOUR_KEYS:
+            raise ValueError(f"unknown simulator behaviour key {key!r}; "
+                             f"known keys: {', '.join(BEHAVIOUR_KEYS)}")
+        types = BEHAVIOUR_KEYS[key][0]
+        if value is not None and (not isinstance(value, types)
+                                  or (isinstance(value, bool) and bool not in types)):
+            names = " or ".join(t.__name__ for t in types)
+            raise ValueError(f"simulator behaviour key {key!r} must be {names}, got {value!r}")
+    return dict(behaviour)
+
+
+def _models_of(spec: Any) -> dict[str, dict]:
+    """Accept ``{"models": {name: behaviour}}`` or a bare ``{name: behaviour}``; validate all."""
+    if not spec:
+        return {}
+    if not isinstance(spec, dict):
+        raise ValueError(f"a simulator spec must be a mapping, got {type(spec).__name__}")
+    if "models" in spec:
+        if len(spec) > 1:
+            extra = sorted(str(k) for k in spec if k != "models")
+            raise ValueError(f"unknown top-level simulator spec keys: {extra}")
+        spec = spec["models"] or {}
+        if not isinstance(spec, dict):
+            raise ValueError("simulator spec 'models' must be a mapping of name -> behaviour")
+    return {str(name): validate_behaviour(b or {}) for name, b in spec.items()}
+
+
+def load_spec(path: str) -> dict:
+    """Read a YAML or JSON spec file; return it normalised as ``{"models": {...}}``."""
+    text = Path(path).read_text(encoding="utf-8")
+    data = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    return {"models": _models_of(data)}
+
+
+class SimState:
+    """All mutable simulator state, owned by one app as ``app.state.sim``.
+
+    It lives on the app, not in module globals, so several simulators (one per test, or one per
+    fake provider in a benchmark) can share a process without seeing each other. Everything runs
+    on the server's single event loop, so plain list appends need no lock.
+    """
+
+    def __init__(self, spec: dict | None = None) -> None:
+        self._spec = _models_of(spec)
+        self.behaviours: dict[str, dict] = {}
+        self.requests: list[dict] = []
+        self._seq: dict[str, int] = {}  # model -> requests since reset (the log's "n")
+        self._attempts: dict[str, int] = {}  # model -> requests since behaviour set (fail_times)
+        self.reset()
+
+    def set(self, model: str, /, **behaviour: Any) -> None:
+        """Replace *model*'s behaviour (``"*"`` = fallback) and restart its fail_times count."""
+        self.behaviours[model] = validate_behaviour(behaviour)
+        if model == "*":  # models riding on the fallback start counting afresh as well
+            self._attempts = {m: c for m, c in self._attempts.items() if m in self.behaviours}
+        else:
+            self._attempts.pop(model, None)
+
+    def reset(self) -> None:
+        """Back to the spec given at creation, with an empty log (cleared in place)."""
+        self.behaviours = {name: dict(b) for name, b in self._spec.items()}
+        self.requests.clear()
+        self._seq.clear()
+        self._attempts.clear()
+
+    def log_for(self, model: str) -> list[dict]:
+        return [r for r in self.requests if r["model"] == model]
+
+    def behaviour_for(self, model: str) -> dict:
+        """The effective behaviour for *model*, with every key present (defaults filled in)."""
+        own = self.behaviours.get(model, self.behaviours.get("*", {}))
+        return {k: d if own.get(k) is None else own[k] for k, (_, d) in BEHAVIOUR_KEYS.items()}
+
+    def begin(self, model: str, payload: dict) -> tuple[dict, int]:
+        """Log a newly arrived request; return its log entry and its fail_times attempt number."""
+        self._seq[model] = n = self._seq.get(model, 0) + 1
+        self._attempts[model] = attempt = self._attempts.get(model, 0) + 1
+        entry = {"model": model, "stream": bool(payload.get("stream")), "started": time.time(),
+                 "ended": None, "status": None, "n": n, "outcome": None,
+                 "max_tokens": payload.get("max_tokens", payload.get("max_completion_tokens")),
+                 "temperature": payload.get("temperature")}
+        self.requests.append(entry)
+        return entry, attempt
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):  # multi-part content: keep the text parts
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _error_body(status: int, message: str) -> dict:
+    kind, code = {400: ("invalid_request_error", None),
+                  401: ("invalid_request_error", "invalid_api_key"),
+                  404: ("invalid_request_error", "model_not_found"),
+                  429: ("requests", "rate_limit_exceeded")}.get(
+        status, ("server_error" if status >= 500 else "invalid_request_error", None))
+    if "context length" in message:
+        code = "context_length_exceeded"
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+async def _watch_disconnect(receive: Any, event: asyncio.Event) -> None:
+    """After the body is read, the next ASGI message can only be the client going away."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    event.set()
+
+
+class _Exchange:
+    """One request/response; the methods are the steps a behaviour can stop at."""
+
+    def __init__(self, scope: dict, send: Any, entry: dict, b: dict, gone: asyncio.Event) -> None:
+        self.scope, self.send, self.entry, self.b, self.gone = scope, send, entry, b, gone
+        self.model = entry["model"]
+
+    def finish(self, outcome: str) -> None:
+        self.entry["outcome"], self.entry["ended"] = outcome, time.time()
+
+    async def pause(self, seconds: float) -> bool:
+        """Sleep, but return False at once if the client leaves, so the log shows when it did."""
+        if seconds > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.gone.wait(), seconds)
+        if self.gone.is_set():
+            self.finish("client_disconnected")
+            return False
+        return True
+
+    async def wait_for_client_to_leave(self, outcome: str) -> None:
+        await self.gone.wait()
+        self.finish(outcome)
+
+    async def start(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        self.entry["status"] = status
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
+
+    async def write(self, data: bytes, more: bool = True) -> None:
+        await self.send({"type": "http.response.body", "body": data, "more_body": more})
+
+    async def send_json(self, status: int, body: dict, headers: tuple = (), outcome="ok") -> None:
+        await self.start(status, [(b"content-type", b"application/json"), *headers])
+        await self.write(json.dumps(body).encode(), more=False)
+        self.finish(outcome)
+
+    async def drop(self, *, abrupt: bool, outcome: str) -> None:
+        """Close the TCP connection: RST if *abrupt* (no response at all), else a plain FIN."""
+        transport = getattr(getattr(self.scope.get(_SERVER_SEND), "__self__", None), "transport",
+                            None)
+        if not isinstance(transport, asyncio.BaseTransport):
+            self.finish(outcome)
+            raise RuntimeError(f"simulated {outcome}: no uvicorn transport, raising instead")
+        if abrupt:  # SO_LINGER 0 makes close() send RST: the client sees ECONNRESET
+            with contextlib.suppress(OSError, AttributeError):
+                transport.get_extra_info("socket").setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            transport.abort()
+        else:
+            transport.close()  # flushes what was written, then FIN mid chunked body
+        with contextlib.suppress(TimeoutError):  # let uvicorn notice, so it logs no error
+            await asyncio.wait_for(self.gone.wait(), 5)
+        self.finish(outcome)
+
+    async def run(self, payload: dict) -> None:
+        b = self.b
+        if not await self.pause(b["latency_s"]):
+            return
+        if b["reset"]:
+            return await self.drop(abrupt=True, outcome="reset")
+        if b["hang"]:
+            return await self.wait_for_client_to_leave("hung")
+        if b["status"] != 200:
+            status = b["status"]
+            message = b["error_message"] or (
+                f"Simulated {status} {http.HTTPStatus(status).phrase} from {self.model}.")
+            headers = [(name, str(b[key]).encode()) for name, key in
+                       ((b"retry-after", "retry_after"), (b"retry-after-ms", "retry_after_ms"))
+                       if b[key] is not None]
+            return await self.send_json(status, _error_body(status, message), headers, "error")
+        messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
+        last_user = next((_text_of(m.get("content")) for m in reversed(messages)
+                          if m.get("role") == "user"), "")
+        answer = b["answer"] if b["answer"] is not None else (
+            f"Simulated answer from {self.model}." + (f" You said: {last_user[:80]}"
+                                                      if last_user else ""))
+        answer = "" if b["empty"] else answer
+        prompt_tokens = len("".join(_text_of(m.get("content")) for m in messages)) // 4
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(answer.split()),
+                 "total_tokens": prompt_tokens + len(answer.split())}
+        base = {"id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}", "created": int(time.time()),
+                "model": self.model}
+        if not payload.get("stream"):
+            message = {"role": "assistant", "content": answer}
+            return await self.send_json(200, {
+                **base, "object": "chat.completion", **({"usage": usage} if b["usage"] else {}),
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+        include_usage = b["usage"] and bool((payload.get("stream_options") or {})
+                                            .get("include_usage"))
+        await self.stream(answer, base, usage if include_usage else None)
+
+    async def stream(self, answer: str, base: dict, usage: dict | None) -> None:
+        """SSE chunks: role, content in 3-word groups, finish, optional usage, ``[DONE]``."""
+        b = self.b
+
+        async def event(delta: dict | None, finish: str | None = None, **extra: Any) -> None:
+            choices = [] if delta is None else [
+                {"index": 0, "delta": delta, "finish_reason": finish}]
+            chunk = {**base, "object": "chat.completion.chunk", "choices": choices, **extra}
+            await self.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+
+        words = re.findall(r"\s*\S+\s*", answer) or ([answer] if answer else [])
+        pieces = ["".join(words[i:i + 3]) for i in range(0, len(words), 3)]
+        await self.start(200, [(b"content-type", b"text/event-stream"),
+                               (b"cache-control", b"no-cache")])
+        await event({"role": "assistant", "content": ""})
+        for i in range(len(pieces) + 1):
+            if b["stream_cut_after"] == i:
+                return await self.drop(abrupt=False, outcome="cut")
+            if b["stream_stall_after"] == i:
+                return await self.wait_for_client_to_leave("stalled")
+            if b["malformed_chunk"] and i == min(1, len(pieces)):
+                await self.write(b"data: {this chunk is not json\n\n")
+            if i == len(pieces):
+                break
+            if not await self.pause(b["chunk_delay_s"] if i else 0):
+                return
+            await event({"content": pieces[i]})
+        await event({}, "stop")
+        if usage is not None:
+            await event(None, usage=usage)
+        await self.write(b"" if b["no_done"] else b"data: [DONE]\n\n", more=False)
+        self.finish("no_done" if b["no_done"] else "ok")
+
+
+class _ChatCompletions:
+    """Raw ASGI endpoint (a class, so Starlette does not wrap it as request/response): faults
+    such as a dropped connection or a half-sent stream need control below Response objects."""
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        sim: SimState = scope["app"].state.sim
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        try:
+            payload = json.loads(body or b"null")
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict) or not isinstance(payload.get("model"), str):
+            err = _error_body(400, "body must be a JSON object with a string 'model'")
+            return await JSONResponse(err, 400)(scope, receive, send)
+        entry, attempt = sim.begin(payload["model"], payload)
+        b = sim.behaviour_for(payload["model"])
+        if b["fail_times"] is not None and attempt > b["fail_times"]:  # recovered: no faults
+            b.update({k: BEHAVIOUR_KEYS[k][1] for k in _FAULT_KEYS})
+        gone = asyncio.Event()
+        watcher = asyncio.create_task(_watch_disconnect(receive, gone))
+        try:
+            await _Exchange(scope, send, entry, b, gone).run(payload)
+        finally:  # also on cancellation (server shutdown): the log must still say when it ended
+            watcher.cancel()
+            if entry["ended"] is None:
+                entry["ended"] = time.time()
+                entry["outcome"] = entry["outcome"] or "cancelled"
+
+
+class _SimApp(Starlette):
+    """Starlette that remembers uvicorn's own ``send`` in the scope; see the module docstring."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            scope[_SERVER_SEND] = send
+        await super().__call__(scope, receive, send)
+
+
+async def _models(request: Request) -> JSONResponse:
+    names = [m for m in request.app.state.sim.behaviours if m != "*"]
+    return JSONResponse({"object": "list", "data": [
+        {"id": m, "object": "model", "created": 0, "owned_by": "bench-gateway-sim"}
+        for m in names]})
+
+
+async def _health(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+async def _set_behaviour(request: Request) -> JSONResponse:
+    try:
+        body = await request.json()
+        model = body.pop("model")
+        if not isinstance(model, str):
+            raise ValueError("'model' must be a string")
+        request.app.state.sim.set(model, **body)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return JSONResponse(_error_body(400, f"bad behaviour: {exc}"), 400)
+    return JSONResponse({"model": model, "behaviour": request.app.state.sim.behaviours[model]})
+
+
+async def _reset(request: Request) -> JSONResponse:
+    request.app.state.sim.reset()
+    return JSONResponse({"status": "ok"})
+
+
+async def _requests(request: Request) -> JSONResponse:
+    sim: SimState = request.app.state.sim
+    model = request.query_params.get("model")
+    return JSONResponse({"requests": sim.log_for(model) if model else sim.requests})
+
+
+def create_sim_app(spec: dict | None = None) -> Starlette:
+    """Build a simulator app; its state (behaviours and request log) is ``app.state.sim``."""
+    chat = _ChatCompletions()
+    app = _SimApp(routes=[
+        Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/chat/completions", chat, methods=["POST"]),
+        Route("/v1/models", _models), Route("/models", _models), Route("/healthz", _health),
+        Route("/_sim/behaviour", _set_behaviour, methods=["POST"]),
+        Route("/_sim/reset", _reset, methods=["POST"]),
+        Route("/_sim/requests", _requests),
+    ])
+    app.state.sim = SimState(spec)
+    return app
+
+
+def serve_simulator(host: str = "127.0.0.1", port: int = 8199, spec: dict | None = None) -> None:
+    """Run the simulator until interrupted (the ``bench-gateway simulate`` CLI)."""
+    uvicorn.run(create_sim_app(spec), host=host, port=port, log_level="warning", access_log=False)

@@ -1,0 +1,174 @@
+"""The one seam to the model providers: the only module that imports litellm.
+
+Everything a call needs is passed per call (model, api_base, api_key, timeout) and retries are
+switched off at both levels (`num_retries=0` for litellm, `max_retries=0` for the OpenAI SDK it
+drives): a panel must never wait out a rate limit, it swaps in a reserve instead. litellm's
+exceptions become the gateway's own UpstreamError tree here, in one place.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before the import: no price-map download, no model-hub lookups. Offline by default.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import asyncio  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import Any  # noqa: E402
+
+import litellm  # noqa: E402
+
+from gateway.errors import (  # noqa: E402
+    UpstreamAuth,
+    UpstreamBrokenStream,
+    UpstreamContextWindow,
+    UpstreamError,
+    UpstreamFailed,
+    UpstreamRateLimited,
+    UpstreamTimeout,
+    UpstreamUnreachable,
+)
+
+litellm.suppress_debug_info = True
+litellm.telemetry = False
+litellm.turn_off_message_logging = True
+
+_WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
+_WAIT = re.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    first_token_s: float | None = None
+    finish_reason: str | None = None
+
+
+async def warm_up() -> None:
+    """The first litellm call in a process costs a few hundred ms of lazy set-up; pay it now."""
+    await litellm.acompletion(
+        model="openai/warm-up",
+        messages=[{"role": "user", "content": "warm up"}],
+        mock_response="ok",
+        timeout=5,
+        num_retries=0,
+        max_retries=0,
+    )
+
+
+async def complete(
+    params: dict[str, Any],
+    messages: list[dict[str, Any]],
+    sampling: dict[str, Any],
+    timeout: float,
+    *,
+    stream: bool = False,
+) -> Answer:
+    """Ask one model once. Raises an UpstreamError subclass on every kind of failure."""
+    kwargs = {**sampling, **params, "messages": messages, "timeout": timeout}
+    kwargs.update(num_retries=0, max_retries=0)
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout + 1.0):  # litellm's own timeout is the first guard
+            if stream:
+                return await _streamed(kwargs, started)
+            response = await litellm.acompletion(**kwargs)
+    except TimeoutError as exc:
+        raise UpstreamTimeout(f"no answer within {timeout:g} s") from exc
+    except UpstreamError:
+        raise
+    except Exception as exc:  # every litellm failure is classified here, once
+        raise classify(exc, timeout) from exc
+    choice = response.choices[0]
+    usage = getattr(response, "usage", None)
+    return Answer(
+        text=choice.message.content or "",
+        tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
+        tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+        finish_reason=choice.finish_reason,
+    )
+
+
+async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
+    kwargs.update(stream=True, stream_options={"include_usage": True})
+    stream = await litellm.acompletion(**kwargs)
+    parts: list[str] = []
+    first: float | None = None
+    finish: str | None = None
+    tokens_in = tokens_out = 0
+    async for chunk in stream:
+        for choice in chunk.choices or ():
+            text = getattr(choice.delta, "content", None)
+            if text:
+                if first is None:
+                    first = time.monotonic() - started
+                parts.append(text)
+            finish = choice.finish_reason or finish
+        usage = getattr(chunk, "usage", None)
+        if usage:
+            tokens_in = usage.prompt_tokens or tokens_in
+            tokens_out = usage.completion_tokens or tokens_out
+    if finish is None:
+        raise UpstreamBrokenStream("stream broke off before its finish")
+    return Answer("".join(parts), tokens_in, tokens_out, first, finish)
+
+
+def classify(exc: BaseException, timeout: float) -> UpstreamError:
+    """Map a litellm/SDK exception to the gateway's tree. Order matters: subclasses first."""
+    message = _short(exc)
+    if isinstance(exc, litellm.RateLimitError):
+        return UpstreamRateLimited(message, retry_after=_retry_after(exc))
+    if isinstance(exc, litellm.Timeout):
+        return UpstreamTimeout(f"no answer within {timeout:g} s")
+    if isinstance(exc, litellm.ContextWindowExceededError) or _WINDOW.search(message):
+        found = _WINDOW.search(message)
+        return UpstreamContextWindow(message, int(found.group(1)) if found else None)
+    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+        return UpstreamAuth(message)
+    if isinstance(exc, litellm.APIConnectionError) or _refused(exc):
+        return UpstreamUnreachable(message)
+    return UpstreamFailed(message)
+
+
+def _refused(exc: BaseException) -> bool:
+    """A refused connection surfaces as InternalServerError; the cause chain tells the truth."""
+    seen = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionError | OSError) and not isinstance(seen, TimeoutError):
+            return True
+        name = type(seen).__name__
+        if "ClientConnector" in name or "ConnectError" in name or "ServerDisconnected" in name:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait: retry-after-ms, Retry-After, or the message."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue
+    found = _WAIT.search(str(exc))
+    if found:
+        value = float(found.group(1))
+        return value / 1000 if found.group(2).lower() == "ms" else value
+    return None
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    text = text.removeprefix("litellm.")
+    return text if len(text) <= 500 else text[:497] + "..."
