@@ -106,11 +106,13 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
                 param=where,
             )
         if role not in _ROLES:
-            raise BadRequest(f"`{where}.role` must be one of {', '.join(sorted(_ROLES))}.", param=where)
+            raise BadRequest(
+                f"`{where}.role` must be one of {', '.join(sorted(_ROLES))}.", param=where
+            )
         content = message.get("content")
-        if not isinstance(content, str | list) or (isinstance(content, list) and not all(
-            isinstance(part, dict) for part in content
-        )):
+        if not isinstance(content, str | list) or (
+            isinstance(content, list) and not all(isinstance(part, dict) for part in content)
+        ):
             raise BadRequest(f"`{where}.content` must be a string or a list of parts.", param=where)
     return messages
 

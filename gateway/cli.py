@@ -37,7 +37,10 @@ def _parser() -> argparse.ArgumentParser:
 
     def command(name: str, help_text: str, example: str) -> argparse.ArgumentParser:
         return commands.add_parser(
-            name, help=help_text, description=help_text, epilog=f"example:\n  {example}",
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=f"example:\n  {example}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
@@ -47,21 +50,24 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8123)
 
     demo = command(
-        "demo", "offline demo: simulated upstream, a gateway and one real panel request",
+        "demo",
+        "offline demo: simulated upstream, a gateway and one real panel request",
         "bench-gateway demo --once",
     )
     demo.add_argument("--port", type=int, default=8123, help="the gateway's port (default 8123)")
     demo.add_argument("--once", action="store_true", help="exit after the first panel")
 
     simulate = command(
-        "simulate", "run the simulated OpenAI-compatible upstream on its own",
+        "simulate",
+        "run the simulated OpenAI-compatible upstream on its own",
         "bench-gateway simulate --port 8199 --spec config/simulate.yaml",
     )
     simulate.add_argument("--port", type=int, default=8199)
     simulate.add_argument("--spec", help="YAML/JSON file of per-model behaviours")
 
     check = command(
-        "check-config", "validate a config and print what it defines",
+        "check-config",
+        "validate a config and print what it defines",
         "bench-gateway check-config --config config/bench.yaml",
     )
     check.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
@@ -105,20 +111,28 @@ def check_config(path: str) -> int:
     print("models:")
     for m in catalog.models:
         extra = " ad-hoc" if m.ad_hoc else ""
-        print(f"  {m.alias:<20} {m.served:<36} connection={m.connection} role={m.role} "
-              f"family={m.family}{extra}")
+        print(
+            f"  {m.alias:<20} {m.served:<36} connection={m.connection} role={m.role} "
+            f"family={m.family}{extra}"
+        )
     print("connections:")
     for name in sorted({m.connection for m in catalog.models}):
         spec = config.connections.get(name)
-        facts = f" rpm={spec.rpm} preferred={spec.preferred} cool_together={spec.cool_together}" if spec else ""
+        facts = (
+            f" rpm={spec.rpm} preferred={spec.preferred} cool_together={spec.cool_together}"
+            if spec
+            else ""
+        )
         print(f"  {name}{facts}")
     print("shapes:")
     for name, roles in catalog.shapes:
         print(f"  {name:<12} {', '.join(roles)}")
     print("collections:")
     for c in catalog.collections:
-        print(f"  bench/{c.name:<16} members={', '.join(c.members)} shape={c.shape or 'general'}"
-              f"  {c.description}")
+        print(
+            f"  bench/{c.name:<16} members={', '.join(c.members)} shape={c.shape or 'general'}"
+            f"  {c.description}"
+        )
     return 0
 
 

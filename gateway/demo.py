@@ -49,8 +49,10 @@ def run_demo(port: int, *, once: bool = False) -> int:
             show(raw.parse(), gateway.url)
             if once:
                 return 0
-            print(f"\nServing on {base} until Ctrl-C. Try:\n"
-                  f"  curl -s {base}/models\n  curl -s {gateway.url}/bench/models")
+            print(
+                f"\nServing on {base} until Ctrl-C. Try:\n"
+                f"  curl -s {base}/models\n  curl -s {gateway.url}/bench/models"
+            )
             try:
                 threading.Event().wait()
             except KeyboardInterrupt:
@@ -60,12 +62,16 @@ def run_demo(port: int, *, once: bool = False) -> int:
 
 def show(completion, url: str) -> None:
     bench = completion.model_extra["bench"]
-    print(f"panel {bench['panel']} · bench/{bench['collection']} · shape {bench['shape']} "
-          f"({bench['shape_by']})\n")
+    print(
+        f"panel {bench['panel']} · bench/{bench['collection']} · shape {bench['shape']} "
+        f"({bench['shape_by']})\n"
+    )
     for seat in bench["seats"]:
-        print(f"── {seat['seat']} — {seat['alias']} ({seat['connection']}) · {seat['status']} · "
-              f"{seat['seconds']:.2f} s · call {seat['call']}")
+        print(
+            f"── {seat['seat']} — {seat['alias']} ({seat['connection']}) · {seat['status']} · "
+            f"{seat['seconds']:.2f} s · call {seat['call']}"
+        )
         print(f"   {seat['answer'] or seat['error']}\n")
     first = bench["seats"][0]["call"]
     print("Send a verdict on any call id, e.g.:")
-    print(f"  curl -s -X POST {url}/bench/verdict -d '{{\"call\": \"{first}\", \"useful\": true}}'")
+    print(f'  curl -s -X POST {url}/bench/verdict -d \'{{"call": "{first}", "useful": true}}\'')

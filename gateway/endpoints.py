@@ -98,17 +98,32 @@ async def list_models(request: Request) -> Response:
     limits = catalog.limits
     data: list[dict[str, Any]] = []
     for c in catalog.collections:
-        data.append({
-            "id": PREFIX + c.name, "object": "model", "created": 0, "owned_by": "bench",
-            "description": c.description, "tags": list(c.tags), "members": list(c.members),
-            "explorers": min(limits.max_explorers, max(0, limits.max_calls - len(c.members))),
-            "shape": c.shape or "general",
-        })
-    data.append({
-        "id": PREFIX + ROUTER_PANEL, "object": "model", "created": 0, "owned_by": "bench",
-        "description": "the router's panel: primary, second opinion and explorers, from the records",
-        "tags": [], "members": [], "explorers": limits.max_explorers, "shape": "general",
-    })
+        data.append(
+            {
+                "id": PREFIX + c.name,
+                "object": "model",
+                "created": 0,
+                "owned_by": "bench",
+                "description": c.description,
+                "tags": list(c.tags),
+                "members": list(c.members),
+                "explorers": min(limits.max_explorers, max(0, limits.max_calls - len(c.members))),
+                "shape": c.shape or "general",
+            }
+        )
+    data.append(
+        {
+            "id": PREFIX + ROUTER_PANEL,
+            "object": "model",
+            "created": 0,
+            "owned_by": "bench",
+            "description": "the router's panel: primary, second opinion, explorers",
+            "tags": [],
+            "members": [],
+            "explorers": limits.max_explorers,
+            "shape": "general",
+        }
+    )
     return JSONResponse({"object": "list", "data": data})
 
 
@@ -148,13 +163,18 @@ async def bench_models(request: Request) -> Response:
     rows = []
     for model in runtime.config.catalog.models:
         cooldown = runtime.limits.cooldown_of(model.alias)
-        rows.append({
-            "alias": model.alias, "connection": model.connection, "role": model.role,
-            "family": model.family, **runtime.ledger.row(model.alias),
-            "cooling_until": cooldown.until if cooldown else None,
-            "cooling_why": cooldown.why if cooldown else None,
-            "rpm_used": runtime.limits.rpm_use(model.alias),
-        })
+        rows.append(
+            {
+                "alias": model.alias,
+                "connection": model.connection,
+                "role": model.role,
+                "family": model.family,
+                **runtime.ledger.row(model.alias),
+                "cooling_until": cooldown.until if cooldown else None,
+                "cooling_why": cooldown.why if cooldown else None,
+                "rpm_used": runtime.limits.rpm_use(model.alias),
+            }
+        )
     return JSONResponse({"models": rows})
 
 

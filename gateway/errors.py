@@ -1,23 +1,23 @@
 """Every error the gateway knows, and how each is shown to a client.
 
-    GatewayError                  rendered as OpenAI's {"error": {message, type, param, code}}
-    ├── BadRequest          400   malformed JSON or fields, unknown shape or alias, tools
-    ├── Unauthorized        401   missing, malformed or unknown gateway key
-    ├── Forbidden           403   a collection outside the key's scope
-    ├── NotFound            404   unknown collection, call or panel
-    ├── PayloadTooLarge     413   body over the limit, or a prompt no member can hold
-    ├── TooManyRequests     429   every seat rate limited or cooling, or a key over its rpm
-    ├── PanelFailed         502   seats were called and none answered
-    └── Unseatable          503   nobody can be seated
+GatewayError                  rendered as OpenAI's {"error": {message, type, param, code}}
+├── BadRequest          400   malformed JSON or fields, unknown shape or alias, tools
+├── Unauthorized        401   missing, malformed or unknown gateway key
+├── Forbidden           403   a collection outside the key's scope
+├── NotFound            404   unknown collection, call or panel
+├── PayloadTooLarge     413   body over the limit, or a prompt no member can hold
+├── TooManyRequests     429   every seat rate limited or cooling, or a key over its rpm
+├── PanelFailed         502   seats were called and none answered
+└── Unseatable          503   nobody can be seated
 
-    UpstreamError                 one seat's failure: becomes a seat status, never an HTTP reply
-    ├── UpstreamRateLimited       429 (retry_after in seconds when the upstream said)
-    ├── UpstreamTimeout           no answer within the seat's timeout
-    ├── UpstreamUnreachable       connection refused or reset
-    ├── UpstreamAuth              401/403 from the provider
-    ├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
-    ├── UpstreamBrokenStream      a stream that broke off or was malformed
-    └── UpstreamFailed            anything else the provider answered with an error
+UpstreamError                 one seat's failure: becomes a seat status, never an HTTP reply
+├── UpstreamRateLimited       429 (retry_after in seconds when the upstream said)
+├── UpstreamTimeout           no answer within the seat's timeout
+├── UpstreamUnreachable       connection refused or reset
+├── UpstreamAuth              401/403 from the provider
+├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
+├── UpstreamBrokenStream      a stream that broke off or was malformed
+└── UpstreamFailed            anything else the provider answered with an error
 """
 
 from __future__ import annotations

@@ -21,7 +21,12 @@ from routing import Panel
 log = logging.getLogger("bench.fanout")
 
 OK, EMPTY, ERROR, TIMEOUT, RATE_LIMITED, COOLING = (
-    "ok", "empty", "error", "timeout", "rate_limited", "cooling",
+    "ok",
+    "empty",
+    "error",
+    "timeout",
+    "rate_limited",
+    "cooling",
 )
 
 
@@ -109,9 +114,15 @@ class Fanout:
         model = runtime.config.catalog.model(alias)
         assert model is not None
         result = SeatResult(
-            id=f"{self.panel_id}.{seat}", panel_id=self.panel_id, seat=seat, alias=alias,
-            model=model.served, connection=model.connection, shape=self.shape,
-            replaces=replaces, started=runtime.clock(),
+            id=f"{self.panel_id}.{seat}",
+            panel_id=self.panel_id,
+            seat=seat,
+            alias=alias,
+            model=model.served,
+            connection=model.connection,
+            shape=self.shape,
+            replaces=replaces,
+            started=runtime.clock(),
         )
         permit = runtime.limits.acquire(alias)
         if isinstance(permit, str):

@@ -83,11 +83,15 @@ class Limits:
         targets = [alias]
         connection = self.config.connections.get(model.connection) if model else None
         if connection is not None and connection.cool_together:
-            targets = [m.alias for m in self.config.catalog.models if m.connection == model.connection]
+            targets = [
+                m.alias for m in self.config.catalog.models if m.connection == model.connection
+            ]
         for target in targets:
             current = self.cooldowns.get(target)
             if current is None or current.until < until:
-                self.cooldowns[target] = Cooldown(until, why if target == alias else f"{why} (via {alias})")
+                self.cooldowns[target] = Cooldown(
+                    until, why if target == alias else f"{why} (via {alias})"
+                )
         return until
 
     def acquire(self, alias: str) -> Permit | str:

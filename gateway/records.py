@@ -19,13 +19,38 @@ from typing import Any, Protocol
 from gateway.migrations import MIGRATIONS
 
 PANEL_FIELDS = (
-    "id", "created", "requested_model", "collection", "shape", "shape_by", "prompt", "key_name",
-    "skipped", "notes", "reserves",
+    "id",
+    "created",
+    "requested_model",
+    "collection",
+    "shape",
+    "shape_by",
+    "prompt",
+    "key_name",
+    "skipped",
+    "notes",
+    "reserves",
 )
 CALL_FIELDS = (
-    "id", "panel_id", "seat", "alias", "model", "connection", "shape", "status", "error",
-    "error_class", "seconds", "first_token_s", "tokens_in", "tokens_out", "answer", "replaces",
-    "replaced_by", "started", "finished",
+    "id",
+    "panel_id",
+    "seat",
+    "alias",
+    "model",
+    "connection",
+    "shape",
+    "status",
+    "error",
+    "error_class",
+    "seconds",
+    "first_token_s",
+    "tokens_in",
+    "tokens_out",
+    "answer",
+    "replaces",
+    "replaced_by",
+    "started",
+    "finished",
 )
 _JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 

@@ -9,7 +9,15 @@ from gateway.fanout import COOLING, OK, RATE_LIMITED, SeatResult
 from routing import Panel
 
 SEAT_FIELDS = (
-    "seat", "alias", "connection", "status", "seconds", "answer", "error", "replaces", "replaced_by",
+    "seat",
+    "alias",
+    "connection",
+    "status",
+    "seconds",
+    "answer",
+    "error",
+    "replaces",
+    "replaced_by",
 )
 
 
@@ -85,7 +93,11 @@ def content(facts: PanelFacts, seats: list[SeatResult]) -> str:
 def usage(seats: list[SeatResult]) -> dict[str, int]:
     prompt = sum(r.tokens_in or 0 for r in seats)
     completion = sum(r.tokens_out or 0 for r in seats)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 def completion(facts: PanelFacts, seats: list[SeatResult]) -> dict[str, Any]:

@@ -24,11 +24,18 @@ class ServerThread:
         self.host = host
         self.port = port or free_port(host)
         config = uvicorn.Config(
-            app, host=host, port=self.port, log_level="warning", access_log=False,
-            lifespan="on", timeout_graceful_shutdown=10,
+            app,
+            host=host,
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=10,
         )
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn:{self.port}", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, name=f"uvicorn:{self.port}", daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -199,7 +199,10 @@ def _models(raw, connections, env, secrets, problems):
         if alias in params:
             problems.append(f"duplicate alias {alias!r} in model_list")
             continue
-        lp = {k: _resolve(v, f"{alias}.{k}", env, secrets, problems) for k, v in entry["litellm_params"].items()}
+        lp = {
+            k: _resolve(v, f"{alias}.{k}", env, secrets, problems)
+            for k, v in entry["litellm_params"].items()
+        }
         if not isinstance(lp.get("model"), str):
             problems.append(f"{alias}: litellm_params.model is required")
             continue
@@ -284,8 +287,10 @@ def _collections(raw, models, shapes, problems) -> list[Collection]:
         if len(description) > 300:
             problems.append(f"collections.{name}.description is over 300 characters")
         tags = spec.get("tags") or []
-        if not isinstance(tags, list) or len(tags) > 8 or not all(
-            isinstance(t, str) and _TAG.match(t) for t in tags
+        if (
+            not isinstance(tags, list)
+            or len(tags) > 8
+            or not all(isinstance(t, str) and _TAG.match(t) for t in tags)
         ):
             problems.append(f"collections.{name}.tags must be at most 8 lower-case words")
             tags = []

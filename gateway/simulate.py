@@ -45,16 +45,36 @@ __all__ = ["BEHAVIOUR_KEYS", "SimState", "create_sim_app", "load_spec", "serve_s
 
 _NUM = (int, float)
 #: Behaviour key -> (accepted types, default). ``None`` as a value always means "use the default".
-BEHAVIOUR_KEYS = MappingProxyType({
-    "latency_s": (_NUM, 0.0), "answer": ((str,), None), "status": ((int,), 200),
-    "error_message": ((str,), None), "retry_after": (_NUM, None), "retry_after_ms": (_NUM, None),
-    "fail_times": ((int,), None), "hang": ((bool,), False), "empty": ((bool,), False),
-    "chunk_delay_s": (_NUM, 0.0), "stream_cut_after": ((int,), None),
-    "stream_stall_after": ((int,), None), "malformed_chunk": ((bool,), False),
-    "no_done": ((bool,), False), "reset": ((bool,), False), "usage": ((bool,), True),
-})
-_FAULT_KEYS = ("status", "hang", "reset", "empty", "stream_cut_after", "stream_stall_after",
-               "malformed_chunk", "no_done")
+BEHAVIOUR_KEYS = MappingProxyType(
+    {
+        "latency_s": (_NUM, 0.0),
+        "answer": ((str,), None),
+        "status": ((int,), 200),
+        "error_message": ((str,), None),
+        "retry_after": (_NUM, None),
+        "retry_after_ms": (_NUM, None),
+        "fail_times": ((int,), None),
+        "hang": ((bool,), False),
+        "empty": ((bool,), False),
+        "chunk_delay_s": (_NUM, 0.0),
+        "stream_cut_after": ((int,), None),
+        "stream_stall_after": ((int,), None),
+        "malformed_chunk": ((bool,), False),
+        "no_done": ((bool,), False),
+        "reset": ((bool,), False),
+        "usage": ((bool,), True),
+    }
+)
+_FAULT_KEYS = (
+    "status",
+    "hang",
+    "reset",
+    "empty",
+    "stream_cut_after",
+    "stream_stall_after",
+    "malformed_chunk",
+    "no_done",
+)
 _SERVER_SEND = "bench_gateway.sim.server_send"  # scope key holding uvicorn's unwrapped send
 
 
@@ -64,11 +84,13 @@ def validate_behaviour(behaviour: Any) -> dict:
         raise ValueError(f"a simulator behaviour must be a mapping, got {behaviour!r}")
     for key, value in behaviour.items():
         if key not in BEHAVIOUR_KEYS:
-            raise ValueError(f"unknown simulator behaviour key {key!r}; "
-                             f"known keys: {', '.join(BEHAVIOUR_KEYS)}")
+            raise ValueError(
+                f"unknown simulator behaviour key {key!r}; known keys: {', '.join(BEHAVIOUR_KEYS)}"
+            )
         types = BEHAVIOUR_KEYS[key][0]
-        if value is not None and (not isinstance(value, types)
-                                  or (isinstance(value, bool) and bool not in types)):
+        if value is not None and (
+            not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+        ):
             names = " or ".join(t.__name__ for t in types)
             raise ValueError(f"simulator behaviour key {key!r} must be {names}, got {value!r}")
     return dict(behaviour)
@@ -140,10 +162,17 @@ class SimState:
         """Log a newly arrived request; return its log entry and its fail_times attempt number."""
         self._seq[model] = n = self._seq.get(model, 0) + 1
         self._attempts[model] = attempt = self._attempts.get(model, 0) + 1
-        entry = {"model": model, "stream": bool(payload.get("stream")), "started": time.time(),
-                 "ended": None, "status": None, "n": n, "outcome": None,
-                 "max_tokens": payload.get("max_tokens", payload.get("max_completion_tokens")),
-                 "temperature": payload.get("temperature")}
+        entry = {
+            "model": model,
+            "stream": bool(payload.get("stream")),
+            "started": time.time(),
+            "ended": None,
+            "status": None,
+            "n": n,
+            "outcome": None,
+            "max_tokens": payload.get("max_tokens", payload.get("max_completion_tokens")),
+            "temperature": payload.get("temperature"),
+        }
         self.requests.append(entry)
         return entry, attempt
 
@@ -155,11 +184,12 @@ def _text_of(content: Any) -> str:
 
 
 def _error_body(status: int, message: str) -> dict:
-    kind, code = {400: ("invalid_request_error", None),
-                  401: ("invalid_request_error", "invalid_api_key"),
-                  404: ("invalid_request_error", "model_not_found"),
-                  429: ("requests", "rate_limit_exceeded")}.get(
-        status, ("server_error" if status >= 500 else "invalid_request_error", None))
+    kind, code = {
+        400: ("invalid_request_error", None),
+        401: ("invalid_request_error", "invalid_api_key"),
+        404: ("invalid_request_error", "model_not_found"),
+        429: ("requests", "rate_limit_exceeded"),
+    }.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
     if "context length" in message:
         code = "context_length_exceeded"
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
@@ -210,15 +240,17 @@ class _Exchange:
 
     async def drop(self, *, abrupt: bool, outcome: str) -> None:
         """Close the TCP connection: RST if *abrupt* (no response at all), else a plain FIN."""
-        transport = getattr(getattr(self.scope.get(_SERVER_SEND), "__self__", None), "transport",
-                            None)
+        transport = getattr(
+            getattr(self.scope.get(_SERVER_SEND), "__self__", None), "transport", None
+        )
         if not isinstance(transport, asyncio.BaseTransport):
             self.finish(outcome)
             raise RuntimeError(f"simulated {outcome}: no uvicorn transport, raising instead")
         if abrupt:  # SO_LINGER 0 makes close() send RST: the client sees ECONNRESET
             with contextlib.suppress(OSError, AttributeError):
                 transport.get_extra_info("socket").setsockopt(
-                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
             transport.abort()
         else:
             transport.close()  # flushes what was written, then FIN mid chunked body
@@ -237,30 +269,55 @@ class _Exchange:
         if b["status"] != 200:
             status = b["status"]
             message = b["error_message"] or (
-                f"Simulated {status} {http.HTTPStatus(status).phrase} from {self.model}.")
-            headers = [(name, str(b[key]).encode()) for name, key in
-                       ((b"retry-after", "retry_after"), (b"retry-after-ms", "retry_after_ms"))
-                       if b[key] is not None]
+                f"Simulated {status} {http.HTTPStatus(status).phrase} from {self.model}."
+            )
+            headers = [
+                (name, str(b[key]).encode())
+                for name, key in (
+                    (b"retry-after", "retry_after"),
+                    (b"retry-after-ms", "retry_after_ms"),
+                )
+                if b[key] is not None
+            ]
             return await self.send_json(status, _error_body(status, message), headers, "error")
         messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
-        last_user = next((_text_of(m.get("content")) for m in reversed(messages)
-                          if m.get("role") == "user"), "")
-        answer = b["answer"] if b["answer"] is not None else (
-            f"Simulated answer from {self.model}." + (f" You said: {last_user[:80]}"
-                                                      if last_user else ""))
+        last_user = next(
+            (_text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
+        )
+        answer = (
+            b["answer"]
+            if b["answer"] is not None
+            else (
+                f"Simulated answer from {self.model}."
+                + (f" You said: {last_user[:80]}" if last_user else "")
+            )
+        )
         answer = "" if b["empty"] else answer
         prompt_tokens = len("".join(_text_of(m.get("content")) for m in messages)) // 4
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(answer.split()),
-                 "total_tokens": prompt_tokens + len(answer.split())}
-        base = {"id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}", "created": int(time.time()),
-                "model": self.model}
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(answer.split()),
+            "total_tokens": prompt_tokens + len(answer.split()),
+        }
+        base = {
+            "id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}",
+            "created": int(time.time()),
+            "model": self.model,
+        }
         if not payload.get("stream"):
             message = {"role": "assistant", "content": answer}
-            return await self.send_json(200, {
-                **base, "object": "chat.completion", **({"usage": usage} if b["usage"] else {}),
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
-        include_usage = b["usage"] and bool((payload.get("stream_options") or {})
-                                            .get("include_usage"))
+            return await self.send_json(
+                200,
+                {
+                    **base,
+                    "object": "chat.completion",
+                    **({"usage": usage} if b["usage"] else {}),
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                },
+            )
+        include_usage = b["usage"] and bool(
+            (payload.get("stream_options") or {}).get("include_usage")
+        )
         await self.stream(answer, base, usage if include_usage else None)
 
     async def stream(self, answer: str, base: dict, usage: dict | None) -> None:
@@ -268,15 +325,17 @@ class _Exchange:
         b = self.b
 
         async def event(delta: dict | None, finish: str | None = None, **extra: Any) -> None:
-            choices = [] if delta is None else [
-                {"index": 0, "delta": delta, "finish_reason": finish}]
+            choices = (
+                [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+            )
             chunk = {**base, "object": "chat.completion.chunk", "choices": choices, **extra}
             await self.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
 
         words = re.findall(r"\s*\S+\s*", answer) or ([answer] if answer else [])
-        pieces = ["".join(words[i:i + 3]) for i in range(0, len(words), 3)]
-        await self.start(200, [(b"content-type", b"text/event-stream"),
-                               (b"cache-control", b"no-cache")])
+        pieces = ["".join(words[i : i + 3]) for i in range(0, len(words), 3)]
+        await self.start(
+            200, [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        )
         await event({"role": "assistant", "content": ""})
         for i in range(len(pieces) + 1):
             if b["stream_cut_after"] == i:
@@ -342,9 +401,15 @@ class _SimApp(Starlette):
 
 async def _models(request: Request) -> JSONResponse:
     names = [m for m in request.app.state.sim.behaviours if m != "*"]
-    return JSONResponse({"object": "list", "data": [
-        {"id": m, "object": "model", "created": 0, "owned_by": "bench-gateway-sim"}
-        for m in names]})
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "bench-gateway-sim"}
+                for m in names
+            ],
+        }
+    )
 
 
 async def _health(request: Request) -> JSONResponse:
@@ -377,14 +442,18 @@ async def _requests(request: Request) -> JSONResponse:
 def create_sim_app(spec: dict | None = None) -> Starlette:
     """Build a simulator app; its state (behaviours and request log) is ``app.state.sim``."""
     chat = _ChatCompletions()
-    app = _SimApp(routes=[
-        Route("/v1/chat/completions", chat, methods=["POST"]),
-        Route("/chat/completions", chat, methods=["POST"]),
-        Route("/v1/models", _models), Route("/models", _models), Route("/healthz", _health),
-        Route("/_sim/behaviour", _set_behaviour, methods=["POST"]),
-        Route("/_sim/reset", _reset, methods=["POST"]),
-        Route("/_sim/requests", _requests),
-    ])
+    app = _SimApp(
+        routes=[
+            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/chat/completions", chat, methods=["POST"]),
+            Route("/v1/models", _models),
+            Route("/models", _models),
+            Route("/healthz", _health),
+            Route("/_sim/behaviour", _set_behaviour, methods=["POST"]),
+            Route("/_sim/reset", _reset, methods=["POST"]),
+            Route("/_sim/requests", _requests),
+        ]
+    )
     app.state.sim = SimState(spec)
     return app
 

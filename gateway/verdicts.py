@@ -37,7 +37,9 @@ def parse_verdict(raw: bytes) -> dict[str, Any]:
             or len(claims) > MAX_CLAIMS
             or not all(isinstance(c, str) and len(c) <= 2_000 for c in claims)
         ):
-            raise BadRequest(f"`{field}` must be a list of at most {MAX_CLAIMS} strings.", param=field)
+            raise BadRequest(
+                f"`{field}` must be a list of at most {MAX_CLAIMS} strings.", param=field
+            )
     return {
         "call": call,
         "useful": body["useful"],
