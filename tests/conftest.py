@@ -1,0 +1,134 @@
+"""Shared fixtures: the simulated upstream and gateways, each a real uvicorn server on loopback.
+
+Nothing on the gateway's path is patched: litellm really calls the simulated upstream over
+HTTP, and the official OpenAI SDK really calls the gateway.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from gateway.app import create_app
+from gateway.serving import ServerThread
+from gateway.settings import parse_config
+from gateway.simulate import create_sim_app
+
+# alias -> (served name, connection, role)
+MODELS = {
+    "alpha": ("sim-alpha", "one", "general"),
+    "beta": ("sim-beta", "one", "general"),
+    "gamma": ("sim-gamma", "two", "code"),
+    "delta": ("sim-delta", "two", "general"),
+    "epsilon": ("sim-epsilon", "three", "general"),
+    "zeta": ("sim-zeta", "three", "light"),
+}
+
+
+class Sim:
+    def __init__(self, server: ServerThread) -> None:
+        self.server = server
+        self.state = server.server.config.app.state.sim
+        self.url = server.url
+
+    def set(self, served: str, **behaviour: Any) -> None:
+        self.state.set(served, **behaviour)
+
+    def log(self, served: str | None = None) -> list[dict]:
+        if served is None:
+            return list(self.state.requests)
+        return self.state.log_for(served)
+
+
+@pytest.fixture(scope="session")
+def sim_server():
+    server = ServerThread(create_sim_app({"models": {"*": {"latency_s": 0.01}}})).start()
+    yield Sim(server)
+    server.stop()
+
+
+@pytest.fixture
+def sim(sim_server):
+    """The shared simulated upstream, with its behaviours and request log cleared."""
+    sim_server.state.reset()
+    return sim_server
+
+
+def bench_raw(sim_url: str, **gateway: Any) -> dict[str, Any]:
+    """The test bench: six models on three connections, a few collections."""
+    model_list = [
+        {
+            "model_name": alias,
+            "litellm_params": {
+                "model": f"openai/{served}",
+                "api_base": f"{sim_url}/v1",
+                "api_key": "sim-key",
+            },
+            "bench": {"connection": connection, "role": role},
+        }
+        for alias, (served, connection, role) in MODELS.items()
+    ]
+    return {
+        "model_list": model_list,
+        "collections": {
+            "trio": {"members": ["alpha", "gamma", "delta"], "description": "three members"},
+            "solo": {"members": ["alpha"], "description": "one member", "shape": "design"},
+            "reviewers": {"members": ["alpha"], "shape": "review", "tags": ["review"]},
+        },
+        "gateway": {"seat_timeout_s": 5, **gateway},
+    }
+
+
+class Gateway:
+    def __init__(self, server: ServerThread, config) -> None:
+        self.server = server
+        self.url = server.url
+        self.config = config
+        self.runtime = server.server.config.app.state.runtime
+        self.client = openai.OpenAI(
+            base_url=f"{self.url}/v1", api_key="local", max_retries=0, timeout=30
+        )
+        self.http = httpx.Client(base_url=self.url, timeout=30)
+
+    def ask(self, model: str = "bench/trio", content: str = "Is this code right?", **kw):
+        """A panel through the OpenAI SDK; returns (completion, raw response)."""
+        raw = self.client.chat.completions.with_raw_response.create(
+            model=model, messages=[{"role": "user", "content": content}], **kw
+        )
+        return raw.parse(), raw
+
+    def close(self) -> None:
+        self.http.close()
+        self.client.close()
+        self.server.stop()
+
+
+@pytest.fixture
+def make_gateway(sim, tmp_path: Path):
+    started: list[Gateway] = []
+
+    def make(raw: dict[str, Any] | None = None, store: Path | None = None, **gateway: Any):
+        raw = copy.deepcopy(raw) if raw is not None else bench_raw(sim.url, **gateway)
+        raw["store"] = f"sqlite:///{store or tmp_path / 'records.db'}"
+        config = parse_config(raw, base=tmp_path)
+        gw = Gateway(ServerThread(create_app(config)).start(), config)
+        started.append(gw)
+        return gw
+
+    yield make
+    for gw in started:
+        gw.close()
+
+
+@pytest.fixture
+def gateway(make_gateway):
+    return make_gateway()
+
+
+def served(alias: str) -> str:
+    return MODELS[alias][0]
