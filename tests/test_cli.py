@@ -1,0 +1,120 @@
+"""The `bench-gateway` command as a user runs it: real processes, real exit codes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import yaml
+
+from gateway.serving import free_port
+
+ROOT = Path(__file__).parents[1]
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
+def test_help_shows_examples_and_every_command():
+    result = run("--help")
+    assert result.returncode == 0
+    for word in ("serve", "demo", "simulate", "check-config", "examples:"):
+        assert word in result.stdout
+    sub = run("serve", "--help")
+    assert sub.returncode == 0 and "example:" in sub.stdout
+
+
+def test_bad_usage_exits_2():
+    assert run("fly").returncode == 2
+
+
+def test_check_config_prints_what_the_config_defines():
+    result = run("check-config", "--config", "config/bench.yaml")
+    assert result.returncode == 0, result.stderr
+    for word in ("reviewers", "kimi", "moonbase", "review", "general, code"):
+        assert word in result.stdout
+
+
+def test_check_config_names_a_bad_alias_and_exits_1(tmp_path):
+    raw = yaml.safe_load((ROOT / "config" / "bench.yaml").read_text())
+    raw["collections"]["reviewers"]["members"].append("ghost")
+    raw["collections"]["design"]["shape"] = "poetry"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(raw))
+    result = run("check-config", "--config", str(bad))
+    assert result.returncode == 1
+    assert "unknown alias 'ghost'" in result.stderr
+    assert "unknown shape 'poetry'" in result.stderr
+
+
+def test_demo_once_prints_every_seat_with_its_call_id():
+    result = run("demo", "--once", "--port", str(free_port()), timeout=180)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "member1 — kimi" in out and "member2 — qwen-coder" in out
+    assert out.count(" · ok · ") >= 3
+    assert "/bench/verdict" in out
+
+
+def test_serve_and_simulate_run_as_processes(tmp_path):
+    sim_port, gw_port = free_port(), free_port()
+    raw = yaml.safe_load((ROOT / "config" / "bench.yaml").read_text())
+    for entry in raw["model_list"]:
+        entry["litellm_params"]["api_base"] = f"http://127.0.0.1:{sim_port}/v1"
+    raw["store"] = f"sqlite:///{tmp_path / 'served.db'}"
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    env = {**os.environ, "BENCH_CONFIG": str(config)}
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gateway.cli",
+                "simulate",
+                "--port",
+                str(sim_port),
+                "--spec",
+                "config/simulate.yaml",
+            ],
+            cwd=ROOT,
+            env=env,
+        ),
+        subprocess.Popen(
+            [sys.executable, "-m", "gateway.cli", "serve", "--port", str(gw_port)],
+            cwd=ROOT,
+            env=env,
+        ),
+    ]
+    try:
+        base = f"http://127.0.0.1:{gw_port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        reply = httpx.post(
+            f"{base}/v1/chat/completions",
+            json={"model": "bench/reviewers", "messages": [{"role": "user", "content": "hi"}]},
+            timeout=30,
+        )
+        assert reply.status_code == 200
+        assert reply.json()["bench"]["seats"][0]["status"] == "ok"
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=30)
