@@ -210,6 +210,8 @@ class _Exchange:
         self.model = entry["model"]
 
     def finish(self, outcome: str) -> None:
+        """Record the end. Called just *before* the last bytes (or the close) go out, so a client
+        that has seen the end of its response always finds ``ended`` set in the log."""
         self.entry["outcome"], self.entry["ended"] = outcome, time.time()
 
     async def pause(self, seconds: float) -> bool:
@@ -235,16 +237,16 @@ class _Exchange:
 
     async def send_json(self, status: int, body: dict, headers: tuple = (), outcome="ok") -> None:
         await self.start(status, [(b"content-type", b"application/json"), *headers])
-        await self.write(json.dumps(body).encode(), more=False)
         self.finish(outcome)
+        await self.write(json.dumps(body).encode(), more=False)
 
     async def drop(self, *, abrupt: bool, outcome: str) -> None:
         """Close the TCP connection: RST if *abrupt* (no response at all), else a plain FIN."""
         transport = getattr(
             getattr(self.scope.get(_SERVER_SEND), "__self__", None), "transport", None
         )
+        self.finish(outcome)
         if not isinstance(transport, asyncio.BaseTransport):
-            self.finish(outcome)
             raise RuntimeError(f"simulated {outcome}: no uvicorn transport, raising instead")
         if abrupt:  # SO_LINGER 0 makes close() send RST: the client sees ECONNRESET
             with contextlib.suppress(OSError, AttributeError):
@@ -256,7 +258,6 @@ class _Exchange:
             transport.close()  # flushes what was written, then FIN mid chunked body
         with contextlib.suppress(TimeoutError):  # let uvicorn notice, so it logs no error
             await asyncio.wait_for(self.gone.wait(), 5)
-        self.finish(outcome)
 
     async def run(self, payload: dict) -> None:
         b = self.b
@@ -352,8 +353,8 @@ class _Exchange:
         await event({}, "stop")
         if usage is not None:
             await event(None, usage=usage)
-        await self.write(b"" if b["no_done"] else b"data: [DONE]\n\n", more=False)
         self.finish("no_done" if b["no_done"] else "ok")
+        await self.write(b"" if b["no_done"] else b"data: [DONE]\n\n", more=False)
 
 
 class _ChatCompletions:

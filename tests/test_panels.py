@@ -172,6 +172,4 @@ def test_concurrent_panels_all_answer(gateway):
         completions = list(pool.map(lambda _: gateway.ask("bench/trio")[0], range(8)))
     panels = {c.model_extra["bench"]["panel"] for c in completions}
     assert len(panels) == 8
-    assert all(
-        s["status"] == "ok" for c in completions for s in c.model_extra["bench"]["seats"]
-    )
+    assert all(s["status"] == "ok" for c in completions for s in c.model_extra["bench"]["seats"])

@@ -1,4 +1,4 @@
-"""Refused requests: a clear OpenAI-shaped error, nobody seated, no upstream called, nothing written."""
+"""Refused requests: an OpenAI-shaped error, nobody seated, no upstream called, nothing written."""
 
 from __future__ import annotations
 

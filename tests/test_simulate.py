@@ -39,8 +39,9 @@ def _serve_in_thread(app) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -57,174 +58,187 @@ def _serve_in_thread(app) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[str, SimState]]:
+def local_sim() -> Iterator[tuple[str, SimState]]:
     app = create_sim_app({"models": {"spec-model": {"answer": "from the spec"}}})
     with _serve_in_thread(app) as base:
         yield base, app.state.sim
 
 
 @pytest.fixture
-def sim(served) -> SimState:
-    served[1].reset()
-    return served[1]
+def sim_state(local_sim) -> SimState:
+    local_sim[1].reset()
+    return local_sim[1]
 
 
 @pytest.fixture
-def http(served) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=served[0], timeout=5) as client:
+def sim_http(local_sim) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=local_sim[0], timeout=5) as client:
         yield client
 
 
 @pytest.fixture
-def sdk(served) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=served[0] + "/v1", api_key="x", max_retries=0, timeout=5) as c:
+def sim_sdk(local_sim) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=local_sim[0] + "/v1", api_key="x", max_retries=0, timeout=5) as c:
         yield c
 
 
-def _chat(http: httpx.Client, model: str, **extra) -> httpx.Response:
-    return http.post("/v1/chat/completions", json={"model": model, "messages": MESSAGES, **extra})
+def _chat(client: httpx.Client, model: str, **extra) -> httpx.Response:
+    return client.post("/v1/chat/completions", json={"model": model, "messages": MESSAGES, **extra})
 
 
-def test_plain_answer_echoes_model_and_prompt(sim, sdk, http):
-    reply = sdk.chat.completions.create(model="kimi-k2", messages=MESSAGES)
+def test_plain_answer_echoes_model_and_prompt(sim_state, sim_sdk, sim_http):
+    reply = sim_sdk.chat.completions.create(model="kimi-k2", messages=MESSAGES)
     text = reply.choices[0].message.content
     assert text == "Simulated answer from kimi-k2. You said: Name three prime numbers, please."
     assert reply.choices[0].finish_reason == "stop"
     assert reply.usage.prompt_tokens == len(MESSAGES[0]["content"]) // 4
     assert reply.usage.completion_tokens == len(text.split())
-    body = http.post("/chat/completions", json={"model": "spec-model", "messages": MESSAGES})
+    body = sim_http.post("/chat/completions", json={"model": "spec-model", "messages": MESSAGES})
     assert body.json()["choices"][0]["message"]["content"] == "from the spec"  # unprefixed route
 
 
-def test_models_health_and_control_routes(sim, http):
-    assert http.get("/healthz").json() == {"status": "ok"}
-    assert http.post("/_sim/behaviour", json={"model": "m1", "answer": "hi"}).status_code == 200
-    assert http.post("/_sim/behaviour", json={"model": "*", "latency_s": 0}).status_code == 200
-    assert [m["id"] for m in http.get("/v1/models").json()["data"]] == ["spec-model", "m1"]
-    assert _chat(http, "m1").json()["choices"][0]["message"]["content"] == "hi"
-    bad = http.post("/_sim/behaviour", json={"model": "m1", "answr": "typo"})
+def test_models_health_and_control_routes(sim_state, sim_http):
+    assert sim_http.get("/healthz").json() == {"status": "ok"}
+    assert sim_http.post("/_sim/behaviour", json={"model": "m1", "answer": "hi"}).status_code == 200
+    assert sim_http.post("/_sim/behaviour", json={"model": "*", "latency_s": 0}).status_code == 200
+    assert [m["id"] for m in sim_http.get("/v1/models").json()["data"]] == ["spec-model", "m1"]
+    assert _chat(sim_http, "m1").json()["choices"][0]["message"]["content"] == "hi"
+    bad = sim_http.post("/_sim/behaviour", json={"model": "m1", "answr": "typo"})
     assert bad.status_code == 400 and "answr" in bad.json()["error"]["message"]
-    assert len(http.get("/_sim/requests", params={"model": "m1"}).json()["requests"]) == 1
-    assert http.post("/_sim/reset").json() == {"status": "ok"}
-    assert sim.behaviours == {"spec-model": {"answer": "from the spec"}} and sim.requests == []
+    assert len(sim_http.get("/_sim/requests", params={"model": "m1"}).json()["requests"]) == 1
+    assert sim_http.post("/_sim/reset").json() == {"status": "ok"}
+    assert (
+        sim_state.behaviours == {"spec-model": {"answer": "from the spec"}}
+        and sim_state.requests == []
+    )
 
 
-def test_latency_is_honoured(sim, http):
-    sim.set("slow", latency_s=0.3)
-    assert _chat(http, "slow").status_code == 200
-    (entry,) = sim.log_for("slow")
+def test_latency_is_honoured(sim_state, sim_http):
+    sim_state.set("slow", latency_s=0.3)
+    assert _chat(sim_http, "slow").status_code == 200
+    (entry,) = sim_state.log_for("slow")
     assert entry["ended"] - entry["started"] >= 0.3
 
 
-def test_429_with_retry_after_headers(sim, http, sdk):
-    sim.set("busy", status=429, retry_after=2, retry_after_ms=1500)
-    reply = _chat(http, "busy")
+def test_429_with_retry_after_headers(sim_state, sim_http, sim_sdk):
+    sim_state.set("busy", status=429, retry_after=2, retry_after_ms=1500)
+    reply = _chat(sim_http, "busy")
     assert reply.status_code == 429
     assert reply.headers["retry-after"] == "2" and reply.headers["retry-after-ms"] == "1500"
     error = reply.json()["error"]
     assert set(error) == {"message", "type", "param", "code"}
     assert error["code"] == "rate_limit_exceeded"
     with pytest.raises(openai.RateLimitError):
-        sdk.chat.completions.create(model="busy", messages=MESSAGES)
+        sim_sdk.chat.completions.create(model="busy", messages=MESSAGES)
 
 
-def test_error_message_override(sim, http, sdk):
-    sim.set("small", status=400, error_message="This model's maximum context length is 4096 tokens")
-    error = _chat(http, "small").json()["error"]
+def test_error_message_override(sim_state, sim_http, sim_sdk):
+    sim_state.set(
+        "small", status=400, error_message="This model's maximum context length is 4096 tokens"
+    )
+    error = _chat(sim_http, "small").json()["error"]
     assert error["message"].startswith("This model's maximum context length")
     assert error["code"] == "context_length_exceeded"
     with pytest.raises(openai.BadRequestError):
-        sdk.chat.completions.create(model="small", messages=MESSAGES)
+        sim_sdk.chat.completions.create(model="small", messages=MESSAGES)
 
 
-def test_fail_times_then_success(sim, http):
-    sim.set("flaky", status=503, fail_times=2)
-    assert [_chat(http, "flaky").status_code for _ in range(3)] == [503, 503, 200]
-    assert [(e["n"], e["status"]) for e in sim.log_for("flaky")] == [(1, 503), (2, 503), (3, 200)]
-    sim.set("flaky", reset=True, fail_times=1)  # re-setting restarts the count; any fault works
+def test_fail_times_then_success(sim_state, sim_http):
+    sim_state.set("flaky", status=503, fail_times=2)
+    assert [_chat(sim_http, "flaky").status_code for _ in range(3)] == [503, 503, 200]
+    assert [(e["n"], e["status"]) for e in sim_state.log_for("flaky")] == [
+        (1, 503),
+        (2, 503),
+        (3, 200),
+    ]
+    sim_state.set(
+        "flaky", reset=True, fail_times=1
+    )  # re-setting restarts the count; any fault works
     with pytest.raises(httpx.ReadError):
-        _chat(http, "flaky")
-    assert _chat(http, "flaky").status_code == 200
+        _chat(sim_http, "flaky")
+    assert _chat(sim_http, "flaky").status_code == 200
 
 
-def test_empty_answer(sim, sdk):
-    sim.set("mute", empty=True)
-    reply = sdk.chat.completions.create(model="mute", messages=MESSAGES)
+def test_empty_answer(sim_state, sim_sdk):
+    sim_state.set("mute", empty=True)
+    reply = sim_sdk.chat.completions.create(model="mute", messages=MESSAGES)
     assert reply.choices[0].message.content == "" and reply.usage.completion_tokens == 0
 
 
-def test_stream_through_sdk_collects_full_answer(sim, sdk):
+def test_stream_through_sdk_collects_full_answer(sim_state, sim_sdk):
     answer = "one two three four five six seven eight nine ten"
-    sim.set("streamer", answer=answer, chunk_delay_s=0.01)
-    stream = sdk.chat.completions.create(model="streamer", messages=MESSAGES, stream=True,
-                                         stream_options={"include_usage": True})
+    sim_state.set("streamer", answer=answer, chunk_delay_s=0.01)
+    stream = sim_sdk.chat.completions.create(
+        model="streamer", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+    )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == answer
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     assert chunks[-1].usage.completion_tokens == 10
-    (entry,) = sim.log_for("streamer")
+    (entry,) = sim_state.log_for("streamer")
     assert entry["stream"] and entry["status"] == 200 and entry["outcome"] == "ok"
     assert entry["ended"] - entry["started"] >= 0.03  # 4 content chunks, 3 delays between them
 
 
-def test_stream_cut_raises_in_sdk_and_httpx(sim, sdk, http):
-    sim.set("cut", answer="alpha beta gamma delta epsilon zeta eta", stream_cut_after=1)
+def test_stream_cut_raises_in_sdk_and_httpx(sim_state, sim_sdk, sim_http):
+    sim_state.set("cut", answer="alpha beta gamma delta epsilon zeta eta", stream_cut_after=1)
     received = []
     with pytest.raises(openai.APIConnectionError) as caught:
-        for chunk in sdk.chat.completions.create(model="cut", messages=MESSAGES, stream=True):
+        for chunk in sim_sdk.chat.completions.create(model="cut", messages=MESSAGES, stream=True):
             received.append(chunk.choices[0].delta.content)
     assert type(caught.value.__cause__).__name__ == "RemoteProtocolError"  # httpx2's, see top
     assert "".join(filter(None, received)) == "alpha beta gamma "  # role chunk + 1 content chunk
     with pytest.raises(httpx.RemoteProtocolError):
-        _chat(http, "cut", stream=True)
-    assert [(e["status"], e["outcome"]) for e in sim.log_for("cut")] == [(200, "cut")] * 2
+        _chat(sim_http, "cut", stream=True)
+    assert [(e["status"], e["outcome"]) for e in sim_state.log_for("cut")] == [(200, "cut")] * 2
 
 
-def test_no_done_and_malformed_chunk(sim, http):
-    sim.set("nodone", no_done=True)
-    body = _chat(http, "nodone", stream=True).text
+def test_no_done_and_malformed_chunk(sim_state, sim_http):
+    sim_state.set("nodone", no_done=True)
+    body = _chat(sim_http, "nodone", stream=True).text
     assert '"finish_reason": "stop"' in body and "[DONE]" not in body
-    sim.set("garbled", malformed_chunk=True)
-    lines = [x for x in _chat(http, "garbled", stream=True).text.split("\n\n") if x]
+    sim_state.set("garbled", malformed_chunk=True)
+    lines = [x for x in _chat(sim_http, "garbled", stream=True).text.split("\n\n") if x]
     assert "data: {this chunk is not json" in lines and lines[-1] == "data: [DONE]"
 
 
-def test_reset_is_a_transport_error(sim, http, sdk):
-    sim.set("rst", reset=True)
+def test_reset_is_a_transport_error(sim_state, sim_http, sim_sdk):
+    sim_state.set("rst", reset=True)
     with pytest.raises(httpx.ReadError):
-        _chat(http, "rst")
+        _chat(sim_http, "rst")
     with pytest.raises(openai.APIConnectionError) as caught:
-        sdk.chat.completions.create(model="rst", messages=MESSAGES)
+        sim_sdk.chat.completions.create(model="rst", messages=MESSAGES)
     assert type(caught.value.__cause__).__name__ == "ReadError"  # httpx2's, see top
-    assert [(e["status"], e["outcome"]) for e in sim.log_for("rst")] == [(None, "reset")] * 2
+    assert [(e["status"], e["outcome"]) for e in sim_state.log_for("rst")] == [(None, "reset")] * 2
 
 
-def _wait_for_ended(sim: SimState, model: str) -> dict:
+def _wait_for_ended(state: SimState, model: str) -> dict:
     deadline = time.monotonic() + 2
-    while sim.log_for(model)[-1]["ended"] is None and time.monotonic() < deadline:
+    while state.log_for(model)[-1]["ended"] is None and time.monotonic() < deadline:
         time.sleep(0.01)
-    return sim.log_for(model)[-1]
+    return state.log_for(model)[-1]
 
 
-def test_hang_times_out_and_log_notices_the_client_leaving(sim, http):
-    sim.set("hang", hang=True)
+def test_hang_times_out_and_log_notices_the_client_leaving(sim_state, sim_http):
+    sim_state.set("hang", hang=True)
     with pytest.raises(httpx.ReadTimeout):
-        http.post("/v1/chat/completions", json={"model": "hang", "messages": MESSAGES},
-                  timeout=0.5)
-    entry = _wait_for_ended(sim, "hang")
+        sim_http.post(
+            "/v1/chat/completions", json={"model": "hang", "messages": MESSAGES}, timeout=0.5
+        )
+    entry = _wait_for_ended(sim_state, "hang")
     assert entry["status"] is None and entry["outcome"] == "hung"
     assert entry["ended"] - entry["started"] >= 0.5
 
 
-def test_stream_stall_times_out(sim, http):
-    sim.set("stall", stream_stall_after=1)
+def test_stream_stall_times_out(sim_state, sim_http):
+    sim_state.set("stall", stream_stall_after=1)
     payload = {"model": "stall", "messages": MESSAGES, "stream": True}
     lines = []
     with pytest.raises(httpx.ReadTimeout):
-        with http.stream("POST", "/v1/chat/completions", json=payload, timeout=0.5) as reply:
+        with sim_http.stream("POST", "/v1/chat/completions", json=payload, timeout=0.5) as reply:
             lines.extend(reply.iter_lines())
-    assert _wait_for_ended(sim, "stall")["outcome"] == "stalled"
+    assert _wait_for_ended(sim_state, "stall")["outcome"] == "stalled"
 
 
 def test_unknown_or_mistyped_behaviour_raises():
@@ -239,29 +253,33 @@ def test_unknown_or_mistyped_behaviour_raises():
         create_sim_app({"models": {"m": {"bogus": True}}})
 
 
-def test_log_records_every_request(sim, http, sdk):
-    sdk.chat.completions.create(model="a", messages=MESSAGES, max_tokens=7, temperature=0.2)
-    _chat(http, "b", stream=True)
-    _chat(http, "a")
-    assert [(e["model"], e["n"], e["stream"]) for e in sim.requests] == [
-        ("a", 1, False), ("b", 1, True), ("a", 2, False)]
-    first = sim.log_for("a")[0]
+def test_log_records_every_request(sim_state, sim_http, sim_sdk):
+    sim_sdk.chat.completions.create(model="a", messages=MESSAGES, max_tokens=7, temperature=0.2)
+    _chat(sim_http, "b", stream=True)
+    _chat(sim_http, "a")
+    assert [(e["model"], e["n"], e["stream"]) for e in sim_state.requests] == [
+        ("a", 1, False),
+        ("b", 1, True),
+        ("a", 2, False),
+    ]
+    first = sim_state.log_for("a")[0]
     assert (first["max_tokens"], first["temperature"], first["status"]) == (7, 0.2, 200)
-    assert all(e["started"] <= e["ended"] for e in sim.requests)
-    remote = http.get("/_sim/requests", params={"model": "a"}).json()["requests"]
+    assert all(e["started"] <= e["ended"] for e in sim_state.requests)
+    remote = sim_http.get("/_sim/requests", params={"model": "a"}).json()["requests"]
     assert [e["n"] for e in remote] == [1, 2]
 
 
 def test_load_spec_yaml_json_and_bare_forms(tmp_path):
-    yaml_file = tmp_path / "sim.yaml"
+    yaml_file = tmp_path / "sim_state.yaml"
     yaml_file.write_text('models:\n  "*": {latency_s: 0.05}\n  kimi-k2: {answer: "hi"}\n')
     assert load_spec(str(yaml_file)) == {
-        "models": {"*": {"latency_s": 0.05}, "kimi-k2": {"answer": "hi"}}}
-    json_file = tmp_path / "sim.json"
+        "models": {"*": {"latency_s": 0.05}, "kimi-k2": {"answer": "hi"}}
+    }
+    json_file = tmp_path / "sim_state.json"
     json_file.write_text('{"slowpoke": {"latency_s": 2}}')
     spec = load_spec(str(json_file))
     assert spec == {"models": {"slowpoke": {"latency_s": 2}}}
-    assert create_sim_app(spec).state.sim.behaviour_for("slowpoke")["latency_s"] == 2
+    assert create_sim_app(spec).state.sim_state.behaviour_for("slowpoke")["latency_s"] == 2
     yaml_file.write_text("models:\n  m: {latency: 1}\n")
     with pytest.raises(ValueError, match="latency"):
         load_spec(str(yaml_file))
