@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         "run the simulated OpenAI-compatible upstream on its own",
         "bench-gateway simulate --port 8199 --spec config/simulate.yaml",
     )
+    simulate.add_argument("--host", default="127.0.0.1")
     simulate.add_argument("--port", type=int, default=8199)
     simulate.add_argument("--spec", help="YAML/JSON file of per-model behaviours")
 
@@ -84,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "simulate":
             from gateway.simulate import load_spec, serve_simulator
 
-            serve_simulator(port=args.port, spec=load_spec(args.spec) if args.spec else None)
+            spec = load_spec(args.spec) if args.spec else None
+            serve_simulator(host=args.host, port=args.port, spec=spec)
             return 0
         if args.command == "demo":
             from gateway.demo import run_demo

@@ -228,7 +228,8 @@ def test_hang_times_out_and_log_notices_the_client_leaving(sim_state, sim_http):
         )
     entry = _wait_for_ended(sim_state, "hang")
     assert entry["status"] is None and entry["outcome"] == "hung"
-    assert entry["ended"] - entry["started"] >= 0.5
+    # The client's 0.5 s clock starts before the server logs "started", so allow some slack.
+    assert entry["ended"] - entry["started"] >= 0.4
 
 
 def test_stream_stall_times_out(sim_state, sim_http):
@@ -270,16 +271,16 @@ def test_log_records_every_request(sim_state, sim_http, sim_sdk):
 
 
 def test_load_spec_yaml_json_and_bare_forms(tmp_path):
-    yaml_file = tmp_path / "sim_state.yaml"
+    yaml_file = tmp_path / "sim.yaml"
     yaml_file.write_text('models:\n  "*": {latency_s: 0.05}\n  kimi-k2: {answer: "hi"}\n')
     assert load_spec(str(yaml_file)) == {
         "models": {"*": {"latency_s": 0.05}, "kimi-k2": {"answer": "hi"}}
     }
-    json_file = tmp_path / "sim_state.json"
+    json_file = tmp_path / "sim.json"
     json_file.write_text('{"slowpoke": {"latency_s": 2}}')
     spec = load_spec(str(json_file))
     assert spec == {"models": {"slowpoke": {"latency_s": 2}}}
-    assert create_sim_app(spec).state.sim_state.behaviour_for("slowpoke")["latency_s"] == 2
+    assert create_sim_app(spec).state.sim.behaviour_for("slowpoke")["latency_s"] == 2
     yaml_file.write_text("models:\n  m: {latency: 1}\n")
     with pytest.raises(ValueError, match="latency"):
         load_spec(str(yaml_file))
