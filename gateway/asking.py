@@ -15,6 +15,7 @@ from gateway.settings import Config
 from routing import ROUTER_PANEL, estimate_tokens
 
 PREFIX = "bench/"
+MERGED = ":merged"
 
 # Sampling fields passed on to every seat, with the JSON types each may take.
 _NUMBER = (int, float)
@@ -49,6 +50,7 @@ class ChatAsk:
     stream: bool
     prompt_tokens: int
     prompt: str
+    merged: bool = False  # one merged answer instead of every answer side by side
 
 
 def parse_chat(raw: bytes, headers: dict[str, str], config: Config) -> ChatAsk:
@@ -57,6 +59,8 @@ def parse_chat(raw: bytes, headers: dict[str, str], config: Config) -> ChatAsk:
     if not isinstance(model, str) or not model.strip():
         raise BadRequest("`model` must be a collection such as bench/<name>.", param="model")
     collection = model.removeprefix(PREFIX)
+    merged_name = collection.endswith(MERGED)
+    collection = collection.removesuffix(MERGED)
     messages = _messages(body.get("messages"))
     for field in sorted(_TOOLS & body.keys()):
         if body[field] is not None:
@@ -68,6 +72,7 @@ def parse_chat(raw: bytes, headers: dict[str, str], config: Config) -> ChatAsk:
     shape, shape_by = _shape(headers, collection, config)
     nominees = _nominees(body.get("with"), headers.get("x-panel-with"))
     prompt = "\n\n".join(_text(m.get("content")) for m in messages)
+    merged = merged_name or _reply_asked(body.get("bench"), collection, config)
     return ChatAsk(
         requested_model=model,
         collection=collection,
@@ -79,7 +84,24 @@ def parse_chat(raw: bytes, headers: dict[str, str], config: Config) -> ChatAsk:
         stream=stream,
         prompt_tokens=estimate_tokens(len(prompt)),
         prompt=prompt,
+        merged=merged,
     )
+
+
+def _reply_asked(options: Any, collection: str, config: Config) -> bool:
+    """`"bench": {"reply": "merged" | "panel"}` in the body, else the collection's own choice."""
+    if options is not None:
+        if not isinstance(options, dict) or set(options) - {"reply"}:
+            raise BadRequest(
+                '`bench` must be an object such as {"reply": "merged"}.', param="bench"
+            )
+        reply = options.get("reply")
+        if reply is not None:
+            if reply not in ("merged", "panel"):
+                raise BadRequest("`bench.reply` must be merged or panel.", param="bench.reply")
+            return reply == "merged"
+    found = config.catalog.collection(collection)
+    return found is not None and found.reply == "merged"
 
 
 def _json_object(raw: bytes) -> dict[str, Any]:

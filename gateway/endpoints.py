@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import math
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway import reply
-from gateway.asking import PREFIX, parse_chat
-from gateway.errors import NotFound, PanelFailed, PayloadTooLarge, TooManyRequests
-from gateway.fanout import Fanout, SeatResult
-from gateway.reply import PanelFacts
+from gateway import panels, reply
+from gateway.asking import MERGED, PREFIX, parse_chat
+from gateway.errors import NotFound, PayloadTooLarge
+from gateway.fanout import Fanout
 from gateway.runtime import Runtime
 from gateway.seating import seat
+from gateway.streaming import stream_panel
 from gateway.verdicts import parse_verdict
 from routing import ROUTER_PANEL
 
@@ -40,14 +39,6 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def start_panel(runtime: Runtime, facts: PanelFacts, fanout: Fanout) -> asyncio.Task:
-    """Run a panel as a task the app owns: a client hanging up does not cancel its seats."""
-    task = asyncio.get_running_loop().create_task(fanout.run(), name=f"panel {facts.panel_id}")
-    runtime.panels.add(task)
-    task.add_done_callback(runtime.panels.discard)
-    return task
-
-
 async def chat_completions(request: Request) -> Response:
     runtime = runtime_of(request)
     raw = await read_body(request, runtime.config.gateway.max_body_bytes)
@@ -56,41 +47,13 @@ async def chat_completions(request: Request) -> Response:
     await runtime.store.add_panel(record)
     fanout = Fanout(runtime, facts.panel_id, facts.shape, facts.plan, ask.messages, ask.sampling)
     if ask.stream:
-        from gateway.streaming import stream_panel
-
-        return stream_panel(runtime, facts, fanout)
-    results = await asyncio.shield(start_panel(runtime, facts, fanout))
-    return finish(runtime, facts, results)
-
-
-def finish(runtime: Runtime, facts: PanelFacts, results: list[SeatResult]) -> Response:
-    seats = reply.in_seat_order(facts.plan, results)
-    headers = {"X-Bench-Panel": facts.panel_id, "X-Panel-Shape": facts.shape}
-    if reply.answered(seats):
-        return JSONResponse(reply.completion(facts, seats), headers=headers)
-    raise panel_failure(runtime, facts, seats, headers)
-
-
-def panel_failure(
-    runtime: Runtime, facts: PanelFacts, seats: list[SeatResult], headers: dict[str, str]
-) -> Exception:
-    bench = {"bench": reply.bench_field(facts, seats)}
-    if reply.all_limited(seats):
-        ends = [runtime.limits.cooldown_of(r.alias) for r in seats]
-        wait = min((c.until for c in ends if c is not None), default=runtime.clock() + 1)
-        seconds = max(1, math.ceil(wait - runtime.clock()))
-        return TooManyRequests(
-            f"Every seat of panel {facts.panel_id} is rate limited or cooling; "
-            f"try again in {seconds} s.",
-            headers={**headers, "Retry-After": str(seconds)},
-            extra=bench,
-        )
-    return PanelFailed(
-        f"No seat of panel {facts.panel_id} answered: "
-        + "; ".join(f"{r.seat} ({r.alias}) {r.status}" for r in seats),
-        headers=headers,
-        extra=bench,
+        return stream_panel(runtime, facts, ask, fanout)
+    outcome = await asyncio.shield(
+        panels.start(runtime, facts, panels.run(runtime, facts, ask, fanout))
     )
+    if not reply.answered(outcome.seats):
+        raise panels.failure(runtime, facts, outcome.seats)
+    return JSONResponse(panels.completion(facts, outcome), headers=panels.headers(facts))
 
 
 async def list_models(request: Request) -> Response:
@@ -109,6 +72,7 @@ async def list_models(request: Request) -> Response:
                 "members": list(c.members),
                 "explorers": min(limits.max_explorers, max(0, limits.max_calls - len(c.members))),
                 "shape": c.shape or "general",
+                "reply": c.reply,
             }
         )
     data.append(
@@ -122,9 +86,11 @@ async def list_models(request: Request) -> Response:
             "members": [],
             "explorers": limits.max_explorers,
             "shape": "general",
+            "reply": "panel",
         }
     )
-    return JSONResponse({"object": "list", "data": data})
+    merged = [{**entry, "id": entry["id"] + MERGED, "reply": "merged"} for entry in data]
+    return JSONResponse({"object": "list", "data": data + merged})
 
 
 async def post_verdict(request: Request) -> Response:

@@ -69,6 +69,8 @@ class Fanout:
         messages: list[dict[str, Any]],
         sampling: dict[str, Any],
         on_finish: OnFinish | None = None,
+        *,
+        counts: bool = True,
     ) -> None:
         self.runtime = runtime
         self.panel_id = panel_id
@@ -77,6 +79,7 @@ class Fanout:
         self.messages = messages
         self.sampling = sampling
         self.on_finish = on_finish
+        self.counts = counts  # False for calls that are not panel seats (the merger)
         self.reserves = list(plan.reserves)
         self.reserve_number = plan.reserves_used
         self.results: list[SeatResult] = []
@@ -136,6 +139,7 @@ class Fanout:
                 self.messages,
                 self.sampling,
                 runtime.config.gateway.seat_timeout_s,
+                stream=runtime.config.gateway.stream_seats,
             )
         except UpstreamError as exc:
             self._failed(result, exc)
@@ -170,7 +174,7 @@ class Fanout:
             result.status = ERROR
 
     async def _finished(self, result: SeatResult) -> None:
-        if result.status == OK:
+        if result.status == OK and self.counts:
             self.runtime.ledger.answered(result.alias)
         try:
             await self.runtime.store.add_call(result.row())

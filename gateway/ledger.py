@@ -52,6 +52,10 @@ class Ledger:
         figures.seated += 1
         return at
 
+    def useful_on(self, alias: str, shape: str) -> int:
+        figures = self._figures.get(alias)
+        return figures.useful.get(shape, 0) if figures else 0
+
     def answered(self, alias: str) -> None:
         self._figures[alias].answered += 1
 

@@ -192,7 +192,7 @@ class SqliteStore:
         assert db is not None
         seats = db.execute(
             "SELECT alias, COUNT(*) AS seated, SUM(status = 'ok') AS answered, "
-            "MAX(started) AS last_seated FROM calls GROUP BY alias"
+            "MAX(started) AS last_seated FROM calls WHERE seat != 'merger' GROUP BY alias"
         ).fetchall()
         verdicts = db.execute(
             "SELECT c.alias, c.shape, SUM(v.useful) AS useful, COUNT(*) AS judged "

@@ -48,6 +48,7 @@ class GatewaySettings:
     cooldown_max_s: float = 3600.0
     max_body_bytes: int = 20_000_000
     keepalive_s: float = 10.0
+    stream_seats: bool = True  # stream each seat's upstream call: first-token time, cut streams
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def _gateway(raw: Any, problems: list[str]) -> GatewaySettings:
             problems.append(f"gateway.{key} must be {expected.__name__}, got {value!r}")
             continue
         low, high = bounds.get(key, (0, None))
-        if value < low or (high is not None and value > high):
+        if expected is not bool and (value < low or (high is not None and value > high)):
             problems.append(f"gateway.{key} must be between {low} and {high}, got {value}")
             continue
         values[key] = value
@@ -271,7 +272,7 @@ def _collections(raw, models, shapes, problems) -> list[Collection]:
             problems.append(f"collection name {name!r} is reserved or not a plain name")
             continue
         spec = spec or {}
-        unknown = set(spec) - {"members", "description", "tags", "shape"}
+        unknown = set(spec) - {"members", "description", "tags", "shape", "reply", "merger"}
         if unknown:
             problems.append(f"collections.{name}: unknown keys {', '.join(sorted(unknown))}")
         members = spec.get("members") or []
@@ -297,5 +298,11 @@ def _collections(raw, models, shapes, problems) -> list[Collection]:
         shape = spec.get("shape")
         if shape is not None and shape not in shapes:
             problems.append(f"collections.{name}: unknown shape {shape!r}")
-        out.append(Collection(name, tuple(members), description, tuple(tags), shape))
+        reply = spec.get("reply", "panel")
+        if reply not in ("panel", "merged"):
+            problems.append(f"collections.{name}.reply must be panel or merged, got {reply!r}")
+        merger = spec.get("merger")
+        if merger is not None and merger not in aliases:
+            problems.append(f"collections.{name}: unknown merger alias {merger!r}")
+        out.append(Collection(name, tuple(members), description, tuple(tags), shape, reply, merger))
     return out

@@ -93,6 +93,9 @@ def validate_behaviour(behaviour: Any) -> dict:
         ):
             names = " or ".join(t.__name__ for t in types)
             raise ValueError(f"simulator behaviour key {key!r} must be {names}, got {value!r}")
+    status = behaviour.get("status")
+    if status is not None and status != 200 and not 400 <= status <= 599:
+        raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")
     return dict(behaviour)
 
 
@@ -112,10 +115,10 @@ def _models_of(spec: Any) -> dict[str, dict]:
     return {str(name): validate_behaviour(b or {}) for name, b in spec.items()}
 
 
-def load_spec(path: str) -> dict:
+def load_spec(path: str | Path) -> dict:
     """Read a YAML or JSON spec file; return it normalised as ``{"models": {...}}``."""
     text = Path(path).read_text(encoding="utf-8")
-    data = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+    data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
     return {"models": _models_of(data)}
 
 
@@ -235,7 +238,7 @@ class _Exchange:
     async def write(self, data: bytes, more: bool = True) -> None:
         await self.send({"type": "http.response.body", "body": data, "more_body": more})
 
-    async def send_json(self, status: int, body: dict, headers: tuple = (), outcome="ok") -> None:
+    async def send_json(self, status: int, body: dict, headers=(), outcome: str = "ok") -> None:
         await self.start(status, [(b"content-type", b"application/json"), *headers])
         self.finish(outcome)
         await self.write(json.dumps(body).encode(), more=False)
@@ -269,31 +272,18 @@ class _Exchange:
             return await self.wait_for_client_to_leave("hung")
         if b["status"] != 200:
             status = b["status"]
-            message = b["error_message"] or (
-                f"Simulated {status} {http.HTTPStatus(status).phrase} from {self.model}."
-            )
-            headers = [
-                (name, str(b[key]).encode())
-                for name, key in (
-                    (b"retry-after", "retry_after"),
-                    (b"retry-after-ms", "retry_after_ms"),
-                )
-                if b[key] is not None
-            ]
+            phrase = {s.value: s.phrase for s in http.HTTPStatus}.get(status, "Error")
+            message = b["error_message"] or f"Simulated {status} {phrase} from {self.model}."
+            headers = [(b"retry-after", b["retry_after"]), (b"retry-after-ms", b["retry_after_ms"])]
+            headers = [(name, str(value).encode()) for name, value in headers if value is not None]
             return await self.send_json(status, _error_body(status, message), headers, "error")
         messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
         last_user = next(
             (_text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
         )
-        answer = (
-            b["answer"]
-            if b["answer"] is not None
-            else (
-                f"Simulated answer from {self.model}."
-                + (f" You said: {last_user[:80]}" if last_user else "")
-            )
-        )
-        answer = "" if b["empty"] else answer
+        echo = f" You said: {last_user[:80]}" if last_user else ""  # tells seats apart in tests
+        default = f"Simulated answer from {self.model}.{echo}"
+        answer = "" if b["empty"] else default if b["answer"] is None else b["answer"]
         prompt_tokens = len("".join(_text_of(m.get("content")) for m in messages)) // 4
         usage = {
             "prompt_tokens": prompt_tokens,

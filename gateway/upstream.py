@@ -52,15 +52,21 @@ class Answer:
 
 
 async def warm_up() -> None:
-    """The first litellm call in a process costs a few hundred ms of lazy set-up; pay it now."""
-    await litellm.acompletion(
-        model="openai/warm-up",
-        messages=[{"role": "user", "content": "warm up"}],
-        mock_response="ok",
-        timeout=5,
-        num_retries=0,
-        max_retries=0,
-    )
+    """The first litellm call in a process costs a few hundred ms of lazy set-up, and the first
+    streamed one as much again; pay both now rather than on a user's panel."""
+    for stream in (False, True):
+        response = await litellm.acompletion(
+            model="openai/warm-up",
+            messages=[{"role": "user", "content": "warm up"}],
+            mock_response="ok",
+            stream=stream,
+            timeout=5,
+            num_retries=0,
+            max_retries=0,
+        )
+        if stream:
+            async for _ in response:
+                pass
 
 
 async def complete(
@@ -97,13 +103,24 @@ async def complete(
 
 
 async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
+    """Stream the seat's answer: the first token's time is known, and a stream that breaks off
+    before its finish is an error, never a truncated answer passed off as whole."""
     kwargs.update(stream=True, stream_options={"include_usage": True})
     stream = await litellm.acompletion(**kwargs)
     parts: list[str] = []
     first: float | None = None
     finish: str | None = None
     tokens_in = tokens_out = 0
-    async for chunk in stream:
+    chunks = aiter(stream)
+    while True:
+        try:
+            chunk = await anext(chunks)
+        except StopAsyncIteration:
+            break
+        except (TimeoutError, litellm.Timeout):
+            raise
+        except Exception as exc:
+            raise UpstreamBrokenStream(f"stream broke off: {_short(exc)}") from exc
         for choice in chunk.choices or ():
             text = getattr(choice.delta, "content", None)
             if text:

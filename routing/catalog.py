@@ -59,6 +59,8 @@ class Collection:
     description: str = ""
     tags: tuple[str, ...] = ()
     shape: str | None = None
+    reply: str = "panel"  # panel | merged
+    merger: str | None = None
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,9 @@ def test_the_router_panel_seats_primary_second_and_explorers(gateway):
 
 def test_models_lists_every_collection_and_the_router_panel(gateway):
     listed = {m.id: m for m in gateway.client.models.list().data}
-    assert set(listed) == {"bench/trio", "bench/solo", "bench/reviewers", "bench/panel"}
+    names = {"bench/trio", "bench/solo", "bench/reviewers", "bench/panel"}
+    assert set(listed) == names | {f"{name}:merged" for name in names}
+    assert listed["bench/trio:merged"].model_extra["reply"] == "merged"
     trio = listed["bench/trio"].model_extra
     assert trio["members"] == ["alpha", "gamma", "delta"]
     assert trio["explorers"] == 2 and trio["description"] == "three members"

@@ -250,6 +250,8 @@ def test_unknown_or_mistyped_behaviour_raises():
         state.set("m", latency_s="slow")
     with pytest.raises(ValueError, match="hang"):
         state.set("m", hang=1)
+    with pytest.raises(ValueError, match="status"):
+        state.set("m", status=302)
     with pytest.raises(ValueError, match="bogus"):
         create_sim_app({"models": {"m": {"bogus": True}}})
 
