@@ -19,6 +19,7 @@ EXAMPLES = """examples:
   bench-gateway serve --config config/bench.yaml --port 8123
   bench-gateway simulate --port 8199 --spec config/simulate.yaml
   bench-gateway check-config --config config/bench.yaml
+  bench-gateway keys create ci-bot --collections reviewers --rpm 30
 """
 
 
@@ -72,6 +73,17 @@ def _parser() -> argparse.ArgumentParser:
         "bench-gateway check-config --config config/bench.yaml",
     )
     check.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
+
+    keys = command(
+        "keys",
+        "create, list and revoke gateway keys (kept in the record store)",
+        "bench-gateway keys create ci-bot --collections reviewers --rpm 30",
+    )
+    keys.add_argument("action", choices=["create", "list", "revoke"])
+    keys.add_argument("name", nargs="?", help="the key's name (create, revoke)")
+    keys.add_argument("--collections", help="comma-separated collections it may use (default all)")
+    keys.add_argument("--rpm", type=int, help="requests per minute it may send")
+    keys.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
     return parser
 
 
@@ -88,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             spec = load_spec(args.spec) if args.spec else None
             serve_simulator(host=args.host, port=args.port, spec=spec)
             return 0
+        if args.command == "keys":
+            from gateway.keys_cli import run_keys
+
+            return run_keys(load_config(_config_path(args.config)), args)
         if args.command == "demo":
             from gateway.demo import run_demo
 
@@ -144,8 +160,34 @@ def serve(path: str, host: str, port: int) -> int:
     from gateway.app import create_app
 
     config = load_config(path)
-    uvicorn.run(create_app(config), host=host, port=port, log_level="info", access_log=False)
+    if not _loopback(host) and not config.gateway.require_keys:
+        print(
+            f"bench-gateway: refusing to bind {host}: a gateway reachable from other machines "
+            "needs gateway.require_keys: true in the config (then create keys with "
+            "`bench-gateway keys create NAME`).",
+            file=sys.stderr,
+        )
+        return 1
+    uvicorn.run(
+        create_app(config),
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        timeout_graceful_shutdown=30,
+    )
     return 0
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 if __name__ == "__main__":

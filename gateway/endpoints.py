@@ -41,9 +41,11 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 async def chat_completions(request: Request) -> Response:
     runtime = runtime_of(request)
+    caller = await runtime.gatekeeper.caller(request)
     raw = await read_body(request, runtime.config.gateway.max_body_bytes)
     ask = parse_chat(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
-    facts, record = seat(runtime, ask)
+    caller.check(ask.collection)
+    facts, record = seat(runtime, ask, key_name=caller.name)
     await runtime.store.add_panel(record)
     fanout = Fanout(runtime, facts.panel_id, facts.shape, facts.plan, ask.messages, ask.sampling)
     if ask.stream:
@@ -57,6 +59,7 @@ async def chat_completions(request: Request) -> Response:
 
 
 async def list_models(request: Request) -> Response:
+    caller = await runtime_of(request).gatekeeper.caller(request)
     catalog = runtime_of(request).config.catalog
     limits = catalog.limits
     data: list[dict[str, Any]] = []
@@ -89,43 +92,52 @@ async def list_models(request: Request) -> Response:
             "reply": "panel",
         }
     )
+    data = [entry for entry in data if caller.may_use(entry["id"].removeprefix(PREFIX))]
     merged = [{**entry, "id": entry["id"] + MERGED, "reply": "merged"} for entry in data]
     return JSONResponse({"object": "list", "data": data + merged})
 
 
 async def post_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
+    caller = await runtime.gatekeeper.caller(request)
     raw = await read_body(request, 1_000_000)
     verdict = parse_verdict(raw)
-    outcome = await runtime.store.record_verdict(verdict)
-    if outcome is None:
+    call = await runtime.store.call(verdict["call"])
+    if call is None:
         raise NotFound(f"Unknown call {verdict['call']!r}.", param="call")
+    caller.check(call["collection"])
+    outcome = await runtime.store.record_verdict({**verdict, "key_name": caller.name})
+    assert outcome is not None  # the call exists, and calls are never deleted
     written, previous = outcome
     if written:
-        call = await runtime.store.call(verdict["call"])
         prior = None if previous is None else bool(previous["useful"])
         runtime.ledger.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
     return JSONResponse({"call": verdict["call"], "recorded": written})
 
 
 async def get_panel(request: Request) -> Response:
+    caller = await runtime_of(request).gatekeeper.caller(request)
     panel_id = request.path_params["panel"]
     found = await runtime_of(request).store.panel(panel_id)
     if found is None:
         raise NotFound(f"Unknown panel {panel_id!r}.", param="panel")
+    caller.check(found["collection"])
     return JSONResponse(found)
 
 
 async def get_call(request: Request) -> Response:
+    caller = await runtime_of(request).gatekeeper.caller(request)
     call_id = request.path_params["call"]
     found = await runtime_of(request).store.call(call_id)
     if found is None:
         raise NotFound(f"Unknown call {call_id!r}.", param="call")
+    caller.check(found["collection"])
     return JSONResponse(found)
 
 
 async def bench_models(request: Request) -> Response:
     runtime = runtime_of(request)
+    await runtime.gatekeeper.caller(request)
     rows = []
     for model in runtime.config.catalog.models:
         cooldown = runtime.limits.cooldown_of(model.alias)

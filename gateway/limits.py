@@ -31,7 +31,7 @@ class _Slot:
         self.done = False
 
 
-class _Window:
+class Window:
     """Calls started in the last minute, plus older ones still in flight."""
 
     def __init__(self, cap: int) -> None:
@@ -42,6 +42,11 @@ class _Window:
         while self.slots and self.slots[0].done and self.slots[0].started <= now - WINDOW_S:
             self.slots.popleft()
         return sum(1 for s in self.slots if s.started > now - WINDOW_S or not s.done)
+
+    def take(self, now: float) -> _Slot:
+        slot = _Slot(now)
+        self.slots.append(slot)
+        return slot
 
 
 class Permit:
@@ -60,9 +65,9 @@ class Limits:
         self.config = config
         self.clock = clock
         self.cooldowns: dict[str, Cooldown] = {}
-        self._models = {a: _Window(cap) for a, cap in config.model_rpm.items()}
+        self._models = {a: Window(cap) for a, cap in config.model_rpm.items()}
         self._connections = {
-            name: _Window(c.rpm) for name, c in config.connections.items() if c.rpm is not None
+            name: Window(c.rpm) for name, c in config.connections.items() if c.rpm is not None
         }
 
     def cooling(self, now: float | None = None) -> dict[str, float]:
@@ -100,7 +105,7 @@ class Limits:
         cooldown = self.cooldown_of(alias)
         if cooldown is not None:
             return f"cooling for {cooldown.until - now:.1f} s more ({cooldown.why})"
-        windows: list[_Window] = []
+        windows: list[Window] = []
         model_window = self._models.get(alias)
         if model_window is not None:
             windows.append(model_window)
@@ -112,10 +117,7 @@ class Limits:
             if window.used(now) >= window.cap:
                 which = "model" if window is model_window else f"connection {model.connection}"
                 return f"over its rpm cap ({window.cap}/min on the {which})"
-        slots = [_Slot(now) for _ in windows]
-        for window, slot in zip(windows, slots, strict=True):
-            window.slots.append(slot)
-        return Permit(slots)
+        return Permit([window.take(now) for window in windows])
 
     def rpm_use(self, alias: str) -> int | None:
         window = self._models.get(alias)

@@ -53,4 +53,29 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX verdicts_by_call ON verdicts (call_id, id);
         """,
     ),
+    (
+        "0002_gateway_keys",
+        """
+        CREATE TABLE gateway_keys (
+            name TEXT PRIMARY KEY,
+            digest TEXT NOT NULL UNIQUE,
+            last4 TEXT NOT NULL,
+            collections TEXT,
+            rpm INTEGER,
+            created REAL NOT NULL,
+            last_used REAL,
+            revoked REAL
+        );
+        """,
+    ),
+    (
+        "0003_learned_windows",
+        """
+        CREATE TABLE learned_windows (
+            alias TEXT PRIMARY KEY,
+            context_window INTEGER NOT NULL,
+            learned REAL NOT NULL
+        );
+        """,
+    ),
 )

@@ -52,7 +52,7 @@ CALL_FIELDS = (
     "started",
     "finished",
 )
-_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
+_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "collections")
 
 
 class RecordStore(Protocol):
@@ -64,6 +64,13 @@ class RecordStore(Protocol):
     async def panel(self, panel_id: str) -> dict[str, Any] | None: ...
     async def call(self, call_id: str) -> dict[str, Any] | None: ...
     async def standings(self) -> dict[str, Any]: ...
+    async def add_key(self, key: dict[str, Any]) -> bool: ...
+    async def keys(self) -> list[dict[str, Any]]: ...
+    async def key_by_digest(self, digest: str) -> dict[str, Any] | None: ...
+    async def revoke_key(self, name: str) -> bool: ...
+    async def touch_key(self, name: str, when: float) -> None: ...
+    async def learn_window(self, alias: str, window: int) -> None: ...
+    async def learned_windows(self) -> dict[str, int]: ...
 
 
 def open_store(url: str) -> SqliteStore:
@@ -176,7 +183,11 @@ class SqliteStore:
 
     def _call(self, call_id: str) -> dict[str, Any] | None:
         assert self._db is not None
-        row = self._db.execute("SELECT * FROM calls WHERE id = ?", (call_id,)).fetchone()
+        row = self._db.execute(
+            "SELECT c.*, p.collection AS collection FROM calls c "
+            "JOIN panels p ON p.id = c.panel_id WHERE c.id = ?",
+            (call_id,),
+        ).fetchone()
         return None if row is None else self._with_verdict(_load(row))
 
     def _with_verdict(self, call: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +212,82 @@ class SqliteStore:
             "GROUP BY c.alias, c.shape"
         ).fetchall()
         return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
+
+    # Gateway keys: only the SHA-256 of a key is ever stored.
+
+    async def add_key(self, key: dict[str, Any]) -> bool:
+        return await self._run(self._add_key, key)
+
+    def _add_key(self, key: dict[str, Any]) -> bool:
+        assert self._db is not None
+        try:
+            self._db.execute(
+                "INSERT INTO gateway_keys (name, digest, last4, collections, rpm, created) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key["name"],
+                    key["digest"],
+                    key["last4"],
+                    _dump("collections", key["collections"]),
+                    key["rpm"],
+                    key["created"],
+                ),
+            )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    async def keys(self) -> list[dict[str, Any]]:
+        return await self._run(self._select_keys, "1 = 1", ())
+
+    async def key_by_digest(self, digest: str) -> dict[str, Any] | None:
+        found = await self._run(self._select_keys, "digest = ? AND revoked IS NULL", (digest,))
+        return found[0] if found else None
+
+    def _select_keys(self, where: str, args: tuple) -> list[dict[str, Any]]:
+        assert self._db is not None
+        rows = self._db.execute(
+            f"SELECT name, digest, last4, collections, rpm, created, last_used, revoked "
+            f"FROM gateway_keys WHERE {where} ORDER BY created",
+            args,
+        ).fetchall()
+        return [_load(r) for r in rows]
+
+    async def revoke_key(self, name: str) -> bool:
+        return await self._run(self._revoke_key, name)
+
+    def _revoke_key(self, name: str) -> bool:
+        assert self._db is not None
+        cursor = self._db.execute(
+            "UPDATE gateway_keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
+            (time.time(), name),
+        )
+        return cursor.rowcount > 0
+
+    async def touch_key(self, name: str, when: float) -> None:
+        await self._run(
+            lambda: self._db.execute(
+                "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
+            )
+        )
+
+    # Context windows learned from providers' "maximum context length is N" errors.
+
+    async def learn_window(self, alias: str, window: int) -> None:
+        await self._run(
+            lambda: self._db.execute(
+                "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE SET "
+                "context_window = MIN(context_window, excluded.context_window), "
+                "learned = excluded.learned",
+                (alias, window, time.time()),
+            )
+        )
+
+    async def learned_windows(self) -> dict[str, int]:
+        rows = await self._run(
+            lambda: self._db.execute("SELECT alias, context_window FROM learned_windows").fetchall()
+        )
+        return {alias: window for alias, window in rows}
 
     async def integrity(self) -> str:
         return await self._run(lambda: self._db.execute("PRAGMA integrity_check").fetchone()[0])

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
 from gateway.limits import Limits
 from gateway.records import RecordStore
@@ -28,11 +29,13 @@ class Runtime:
     clock: Callable[[], float] = time.time
     ledger: Ledger = field(default_factory=Ledger)
     limits: Limits = field(init=False)
+    gatekeeper: Gatekeeper = field(init=False)
     panels: set[asyncio.Task] = field(default_factory=set)  # running panels, awaited on shutdown
     ready: bool = False
 
     def __post_init__(self) -> None:
         self.limits = Limits(self.config, self.clock)
+        self.gatekeeper = Gatekeeper(self.store, self.config.gateway.require_keys, self.clock)
 
     def scrub(self, text: str | None) -> str | None:
         """Keep resolved secrets out of anything written or shown."""

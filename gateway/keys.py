@@ -1,0 +1,137 @@
+"""Gateway keys: who may ask which collections, and how often.
+
+A key is `bwk_` + 32 random bytes (URL-safe) and is shown once, at creation; the store keeps only
+its SHA-256, its last four characters and its scopes. Keys are looked up by digest and compared
+in constant time. Without `gateway.require_keys` every caller is `local`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from gateway.errors import Forbidden, TooManyRequests, Unauthorized
+from gateway.limits import WINDOW_S, Window
+
+PREFIX = "bwk_"
+LOCAL = "local"
+_SHAPE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
+_CACHE_S = 2.0  # how long a looked-up key is trusted before the store is asked again
+_TOUCH_S = 60.0  # last_used is written at most this often per key
+
+
+def new_key() -> str:
+    return PREFIX + secrets.token_urlsafe(32)
+
+
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def key_record(name: str, key: str, collections: list[str] | None, rpm: int | None) -> dict:
+    return {
+        "name": name,
+        "digest": digest(key),
+        "last4": key[-4:],
+        "collections": collections,
+        "rpm": rpm,
+        "created": time.time(),
+    }
+
+
+@dataclass(frozen=True)
+class Caller:
+    name: str
+    collections: frozenset[str] | None = None  # None: every collection
+
+    def may_use(self, collection: str) -> bool:
+        return self.collections is None or collection in self.collections
+
+    def check(self, collection: str) -> None:
+        if not self.may_use(collection):
+            raise Forbidden(
+                f"This gateway key may not use collection {collection!r}; "
+                f"its collections: {', '.join(sorted(self.collections or ()))}.",
+                param="model",
+            )
+
+
+EVERYONE = Caller(LOCAL)
+
+
+def presented(request: Request) -> str | None:
+    auth = request.headers.get("authorization")
+    if auth is not None:
+        scheme, _, value = auth.partition(" ")
+        return value.strip() if scheme.lower() == "bearer" else auth.strip()
+    return request.headers.get("x-api-key")
+
+
+class Gatekeeper:
+    """Checks the key on each request; caches lookups briefly so a request costs no store read."""
+
+    def __init__(self, store: Any, required: bool, clock=time.time) -> None:
+        self.store = store
+        self.required = required
+        self.clock = clock
+        self._cache: dict[str, tuple[dict | None, float]] = {}
+        self._windows: dict[str, Window] = {}
+        self._touched: dict[str, float] = {}
+
+    async def caller(self, request: Request) -> Caller:
+        if not self.required:
+            return EVERYONE
+        key = presented(request)
+        if not key:
+            raise _unauthorized(
+                "No gateway key: send `Authorization: Bearer <key>` or `x-api-key`."
+            )
+        if not _SHAPE.match(key):
+            raise _unauthorized("Malformed gateway key: expected bwk_ followed by 43 characters.")
+        wanted = digest(key)
+        record = await self._lookup(wanted)
+        if record is None or not hmac.compare_digest(record["digest"], wanted):
+            raise _unauthorized("Unknown or revoked gateway key.")
+        await self._count(record)
+        scopes = record["collections"]
+        return Caller(record["name"], frozenset(scopes) if scopes is not None else None)
+
+    async def _lookup(self, wanted: str) -> dict | None:
+        now = self.clock()
+        cached = self._cache.get(wanted)
+        if cached is not None and now - cached[1] < _CACHE_S:
+            return cached[0]
+        record = await self.store.key_by_digest(wanted)
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[wanted] = (record, now)
+        return record
+
+    async def _count(self, record: dict) -> None:
+        now = self.clock()
+        name = record["name"]
+        if record["rpm"]:
+            window = self._windows.setdefault(name, Window(record["rpm"]))
+            window.cap = record["rpm"]
+            if window.used(now) >= window.cap:
+                oldest = min(s.started for s in window.slots)
+                wait = max(1, int(oldest + WINDOW_S - now) + 1)
+                raise TooManyRequests(
+                    f"Gateway key {name!r} is over its {window.cap} requests per minute.",
+                    headers={"Retry-After": str(wait)},
+                )
+            window.take(now).done = True
+        if now - self._touched.get(name, 0.0) > _TOUCH_S:
+            self._touched[name] = now
+            await self.store.touch_key(name, now)
+
+
+def _unauthorized(message: str) -> Unauthorized:
+    return Unauthorized(message, headers={"WWW-Authenticate": "Bearer"})
