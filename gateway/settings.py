@@ -96,7 +96,9 @@ def parse_config(
     limits = Limits(gateway.max_calls, gateway.max_explorers, gateway.reserves)
     catalog = Catalog(tuple(models), tuple(collections), tuple(shapes.items()), limits)
     store = _store(raw.get("store", "sqlite:///data/records.db"), base)
-    return Config(catalog, gateway, params, rpm, connections, store, path, tuple(secrets))
+    return Config(
+        catalog, gateway, params, rpm, connections, store, path, tuple(dict.fromkeys(secrets))
+    )
 
 
 def _store(url: str, base: Path) -> str:
@@ -204,6 +206,8 @@ def _models(raw, connections, env, secrets, problems):
             k: _resolve(v, f"{alias}.{k}", env, secrets, problems)
             for k, v in entry["litellm_params"].items()
         }
+        if isinstance(lp.get("api_key"), str):
+            secrets.append(lp["api_key"])  # a key written inline is still a secret
         if not isinstance(lp.get("model"), str):
             problems.append(f"{alias}: litellm_params.model is required")
             continue
