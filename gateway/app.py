@@ -42,6 +42,7 @@ def create_app(
     async def lifespan(app: Starlette):
         await runtime.store.open()
         runtime.ledger.load(await runtime.store.standings())
+        runtime.ledger.windows.update(await runtime.store.learned_windows())
         if caller is None:
             await upstream.warm_up()
         runtime.ready = True

@@ -14,7 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
+from gateway.errors import (
+    UpstreamContextWindow,
+    UpstreamError,
+    UpstreamRateLimited,
+    UpstreamTimeout,
+)
+from gateway.notices import provider_notice
 from gateway.runtime import Runtime
 from routing import Panel
 
@@ -142,7 +148,7 @@ class Fanout:
                 stream=runtime.config.gateway.stream_seats,
             )
         except UpstreamError as exc:
-            self._failed(result, exc)
+            await self._failed(result, exc)
         except Exception as exc:  # a bug in a seat must not cancel its siblings
             log.exception("seat %s failed unexpectedly", result.id)
             result.status, result.error_class = ERROR, "internal"
@@ -155,13 +161,16 @@ class Fanout:
             result.first_token_s = answer.first_token_s
             if result.status == EMPTY:
                 result.error, result.error_class = "the model returned an empty answer", "empty"
+            elif (notice := provider_notice(text)) is not None:
+                result.status, result.error_class = ERROR, "notice"
+                result.error = f"the provider sent a notice, not an answer ({notice!r})"
         finally:
             permit.release()
         result.seconds = round(time.monotonic() - began, 3)
         result.finished = runtime.clock()
         return result
 
-    def _failed(self, result: SeatResult, exc: UpstreamError) -> None:
+    async def _failed(self, result: SeatResult, exc: UpstreamError) -> None:
         result.error = self.runtime.scrub(exc.message)
         result.error_class = exc.kind
         if isinstance(exc, UpstreamRateLimited):
@@ -172,6 +181,12 @@ class Fanout:
             result.status = TIMEOUT
         else:
             result.status = ERROR
+        if isinstance(exc, UpstreamContextWindow) and exc.limit:
+            if self.runtime.ledger.learn_window(result.alias, exc.limit):
+                try:
+                    await self.runtime.store.learn_window(result.alias, exc.limit)
+                except Exception:
+                    log.exception("could not record %s's context window", result.alias)
 
     async def _finished(self, result: SeatResult) -> None:
         if result.status == OK and self.counts:

@@ -28,6 +28,7 @@ class Ledger:
     def __init__(self) -> None:
         self._figures: dict[str, _Figures] = defaultdict(_Figures)
         self._latest = float("-inf")
+        self.windows: dict[str, int] = {}  # context windows learned from providers
 
     def load(self, standings: dict[str, Any]) -> None:
         for row in standings.get("seats", ()):
@@ -51,6 +52,14 @@ class Ledger:
         figures.last_seated = at
         figures.seated += 1
         return at
+
+    def learn_window(self, alias: str, window: int) -> bool:
+        """Remember a provider's stated context window; it only ever goes down."""
+        known = self.windows.get(alias)
+        if known is not None and known <= window:
+            return False
+        self.windows[alias] = window
+        return True
 
     def useful_on(self, alias: str, shape: str) -> int:
         figures = self._figures.get(alias)
@@ -77,11 +86,14 @@ class Ledger:
                 useful=MappingProxyType(dict(f.useful)),
                 judged=MappingProxyType(dict(f.judged)),
                 cooling_until=cooling.get(alias),
+                window=self.windows.get(alias),
             )
             for alias, f in self._figures.items()
         }
-        for alias, until in cooling.items():
-            standings.setdefault(alias, Standing(cooling_until=until))
+        for alias in cooling.keys() | self.windows.keys():
+            standings.setdefault(
+                alias, Standing(cooling_until=cooling.get(alias), window=self.windows.get(alias))
+            )
         return Evidence(MappingProxyType(standings))
 
     def row(self, alias: str) -> dict[str, Any]:

@@ -15,13 +15,15 @@ _EMPTY: Mapping[str, int] = MappingProxyType({})
 
 @dataclass(frozen=True)
 class Standing:
-    """One model's record: when it last sat, how often, its verdicts per shape, its cooldown."""
+    """One model's record: when it last sat, how often, its verdicts per shape, its cooldown,
+    and the context window its provider turned out to have."""
 
     last_seated: float | None = None
     seated: int = 0
     useful: Mapping[str, int] = field(default_factory=lambda: _EMPTY)  # shape -> useful verdicts
     judged: Mapping[str, int] = field(default_factory=lambda: _EMPTY)  # shape -> all verdicts
     cooling_until: float | None = None
+    window: int | None = None  # context window learned from the provider, if lower than said
 
     def useful_on(self, shape: str) -> int:
         return self.useful.get(shape, 0)

@@ -88,13 +88,19 @@ class _Table:
         self.families.add(model.family)
         self.connections.add(model.connection)
 
+    def window(self, model: Model) -> int | None:
+        """The configured window, or the smaller one the provider has shown it really has."""
+        learned = self.evidence.of(model.alias).window
+        said = model.context_window
+        return min(w for w in (said, learned) if w is not None) if (said or learned) else None
+
     def fits(self, model: Model) -> bool:
-        window = model.context_window
+        window = self.window(model)
         return window is None or self.ask.prompt_tokens <= window
 
     def too_small(self, model: Model) -> str:
         return (
-            f"context window {model.context_window} tokens cannot hold the prompt "
+            f"context window {self.window(model)} tokens cannot hold the prompt "
             f"(~{self.ask.prompt_tokens} tokens)"
         )
 
