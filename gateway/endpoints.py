@@ -13,11 +13,14 @@ from gateway import panels, reply
 from gateway.asking import MERGED, PREFIX, parse_chat
 from gateway.errors import NotFound, PayloadTooLarge
 from gateway.fanout import Fanout
+from gateway.openapi import describe
 from gateway.runtime import Runtime
 from gateway.seating import seat
 from gateway.streaming import stream_panel
 from gateway.verdicts import parse_verdict
 from routing import ROUTER_PANEL
+
+DESCRIPTION = describe()
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -156,6 +159,10 @@ async def bench_models(request: Request) -> Response:
     return JSONResponse({"models": rows})
 
 
+async def openapi_json(request: Request) -> Response:
+    return JSONResponse(DESCRIPTION)
+
+
 async def healthz(request: Request) -> Response:
     if not runtime_of(request).ready:
         return JSONResponse({"status": "starting"}, status_code=503)
@@ -171,4 +178,5 @@ ROUTES = [
     Route("/bench/calls/{call}", get_call, methods=["GET"]),
     Route("/bench/models", bench_models, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
+    Route("/openapi.json", openapi_json, methods=["GET"]),
 ]
