@@ -29,7 +29,6 @@ def create_app(
     store: RecordStore | None = None,
     caller: Caller | None = None,
     clock: Callable[[], float] | None = None,
-    drain_timeout_s: float = 30.0,
 ) -> Starlette:
     runtime = Runtime(
         config=config,
@@ -50,7 +49,7 @@ def create_app(
             yield
         finally:
             runtime.ready = False
-            await _drain(runtime, drain_timeout_s)
+            await _drain(runtime, config.gateway.drain_timeout_s)
             await runtime.store.close()
 
     app = Starlette(

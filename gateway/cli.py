@@ -174,7 +174,7 @@ def serve(path: str, host: str, port: int) -> int:
         port=port,
         log_level="info",
         access_log=False,
-        timeout_graceful_shutdown=30,
+        timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
     )
     return 0
 

@@ -48,6 +48,7 @@ class GatewaySettings:
     cooldown_max_s: float = 3600.0
     max_body_bytes: int = 20_000_000
     keepalive_s: float = 10.0
+    drain_timeout_s: float = 30.0  # on SIGTERM: how long running panels may take to finish
     stream_seats: bool = True  # stream each seat's upstream call: first-token time, cut streams
 
 
