@@ -119,21 +119,20 @@ async def post_verdict(request: Request) -> Response:
 
 
 async def get_panel(request: Request) -> Response:
-    caller = await runtime_of(request).gatekeeper.caller(request)
-    panel_id = request.path_params["panel"]
-    found = await runtime_of(request).store.panel(panel_id)
-    if found is None:
-        raise NotFound(f"Unknown panel {panel_id!r}.", param="panel")
-    caller.check(found["collection"])
-    return JSONResponse(found)
+    return await _record(request, "panel", runtime_of(request).store.panel)
 
 
 async def get_call(request: Request) -> Response:
+    return await _record(request, "call", runtime_of(request).store.call)
+
+
+async def _record(request: Request, kind: str, fetch) -> Response:
+    """A panel or call as recorded, for callers whose key may see its collection."""
     caller = await runtime_of(request).gatekeeper.caller(request)
-    call_id = request.path_params["call"]
-    found = await runtime_of(request).store.call(call_id)
+    wanted = request.path_params[kind]
+    found = await fetch(wanted)
     if found is None:
-        raise NotFound(f"Unknown call {call_id!r}.", param="call")
+        raise NotFound(f"Unknown {kind} {wanted!r}.", param=kind)
     caller.check(found["collection"])
     return JSONResponse(found)
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.records import PANEL_FIELDS
+from gateway.reply import SEAT_FIELDS
+
 _REF = "#/components/schemas/"
 
 
@@ -32,18 +35,7 @@ _NULLABLE_NUM = {"type": ["number", "null"]}
 
 SEAT = {
     "type": "object",
-    "required": [
-        "call",
-        "seat",
-        "alias",
-        "connection",
-        "status",
-        "seconds",
-        "answer",
-        "error",
-        "replaces",
-        "replaced_by",
-    ],
+    "required": ["call", *SEAT_FIELDS],
     "properties": {
         "call": {"type": "string"},
         "seat": {"type": "string"},
@@ -220,17 +212,7 @@ CALL_RECORD = {
 
 PANEL_RECORD = {
     "type": "object",
-    "required": [
-        "id",
-        "created",
-        "requested_model",
-        "collection",
-        "shape",
-        "shape_by",
-        "prompt",
-        "key_name",
-        "seats",
-    ],
+    "required": [*PANEL_FIELDS, "seats"],
     "properties": {"seats": {"type": "array", "items": {"type": "object"}}},
 }
 
