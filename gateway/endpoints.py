@@ -50,7 +50,16 @@ async def chat_completions(request: Request) -> Response:
     caller.check(ask.collection)
     facts, record = seat(runtime, ask, key_name=caller.name)
     await runtime.store.add_panel(record)
-    fanout = Fanout(runtime, facts.panel_id, facts.shape, facts.plan, ask.messages, ask.sampling)
+    mode = runtime.config.gateway.stream_seats
+    fanout = Fanout(
+        runtime,
+        facts.panel_id,
+        facts.shape,
+        facts.plan,
+        ask.messages,
+        ask.sampling,
+        stream=mode == "always" or (mode == "auto" and ask.stream),
+    )
     if ask.stream:
         return stream_panel(runtime, facts, ask, fanout)
     outcome = await asyncio.shield(

@@ -77,6 +77,7 @@ class Fanout:
         on_finish: OnFinish | None = None,
         *,
         counts: bool = True,
+        stream: bool = False,
     ) -> None:
         self.runtime = runtime
         self.panel_id = panel_id
@@ -86,6 +87,7 @@ class Fanout:
         self.sampling = sampling
         self.on_finish = on_finish
         self.counts = counts  # False for calls that are not panel seats (the merger)
+        self.stream = stream  # stream the upstream calls
         self.reserves = list(plan.reserves)
         self.reserve_number = plan.reserves_used
         self.results: list[SeatResult] = []
@@ -145,7 +147,7 @@ class Fanout:
                 self.messages,
                 self.sampling,
                 runtime.config.gateway.seat_timeout_s,
-                stream=runtime.config.gateway.stream_seats,
+                stream=self.stream,
             )
         except UpstreamError as exc:
             await self._failed(result, exc)

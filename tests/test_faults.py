@@ -13,7 +13,9 @@ TIMEOUT_S = 2
 
 
 def duo_raw(sim_url):
-    raw = bench_raw(sim_url, max_explorers=0, reserves=0, seat_timeout_s=TIMEOUT_S)
+    raw = bench_raw(
+        sim_url, max_explorers=0, reserves=0, seat_timeout_s=TIMEOUT_S, stream_seats="always"
+    )
     raw["collections"]["duo"] = {"members": ["alpha", "gamma"]}
     return raw
 

@@ -116,8 +116,16 @@ def test_a_client_that_hangs_up_loses_no_evidence(make_gateway, sim):
     assert gw.http.get("/healthz").status_code == 200
 
 
-def test_a_stream_cut_mid_way_is_an_error_seat_not_a_truncated_answer(make_gateway, sim):
+def test_seats_stream_upstream_only_for_streamed_panels_by_default(make_gateway, sim):
     gw = make_gateway(duo_raw(sim.url))
+    gw.ask("bench/trio")
+    assert [r["stream"] for r in sim.log()] == [False] * 3
+    stream(gw)
+    assert [r["stream"] for r in sim.log()[3:]] == [True] * 3
+
+
+def test_a_stream_cut_mid_way_is_an_error_seat_not_a_truncated_answer(make_gateway, sim):
+    gw = make_gateway(duo_raw(sim.url, stream_seats="always"))
     sim.set(served("alpha"), stream_cut_after=2, chunk_delay_s=0.01)
     completion, _ = gw.ask("bench/trio")
     alpha = completion.model_extra["bench"]["seats"][0]
@@ -127,7 +135,7 @@ def test_a_stream_cut_mid_way_is_an_error_seat_not_a_truncated_answer(make_gatew
 
 
 def test_first_token_time_is_recorded(make_gateway, sim):
-    gw = make_gateway(duo_raw(sim.url))
+    gw = make_gateway(duo_raw(sim.url, stream_seats="always"))
     sim.set(served("alpha"), latency_s=0.3)
     completion, _ = gw.ask("bench/trio")
     call = completion.model_extra["bench"]["seats"][0]["call"]
