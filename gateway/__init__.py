@@ -1,0 +1,10 @@
+"""Bench Gateway: the app, the fan-out, the litellm seam, limits, records and the CLI."""
+
+import os
+
+# Before anything can import litellm: no price-map download, no model-hub lookups, offline.
+# (litellm otherwise spends seconds at import trying the network, and some token counters
+# block on a model hub.)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")

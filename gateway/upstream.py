@@ -8,22 +8,15 @@ exceptions become the gateway's own UpstreamError tree here, in one place.
 
 from __future__ import annotations
 
-import os
+import asyncio
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
 
-# Before the import: no price-map download, no model-hub lookups. Offline by default.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import litellm  # the package's __init__ has already made it offline
 
-import asyncio  # noqa: E402
-import re  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any  # noqa: E402
-
-import litellm  # noqa: E402
-
-from gateway.errors import (  # noqa: E402
+from gateway.errors import (
     UpstreamAuth,
     UpstreamBrokenStream,
     UpstreamContextWindow,

@@ -1,0 +1,69 @@
+"""The litellm seam: offline from the first import, and its failures classified in one place."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gateway import upstream
+from gateway.errors import UpstreamContextWindow, UpstreamRateLimited
+
+
+def test_importing_the_gateway_makes_litellm_offline_before_it_loads():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITELLM", "HF_HUB"))}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import gateway.upstream, os; print(os.environ['LITELLM_OFFLINE_MODE'])",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "true"
+    assert "cost map fetch" not in result.stderr and "Failed to fetch" not in result.stderr
+
+
+class _Response:
+    def __init__(self, headers):
+        self.headers = headers
+
+
+class _Limited(Exception):
+    def __init__(self, message, headers):
+        super().__init__(message)
+        self.response = _Response(headers)
+
+
+@pytest.mark.parametrize(
+    "message, headers, wait",
+    [
+        ("slow down", {"retry-after": "30"}, 30.0),
+        ("slow down", {"retry-after-ms": "2500"}, 2.5),
+        ("slow down", {"retry-after-ms": "500", "retry-after": "9"}, 0.5),
+        ("Please try again in 20s.", {}, 20.0),
+        ("Rate limit reached, retry in 750ms", {}, 0.75),
+        ("slow down", {"retry-after": "soon"}, None),
+        ("slow down", {}, None),
+    ],
+)
+def test_the_wait_a_provider_asks_for_is_read_from_headers_or_message(message, headers, wait):
+    assert upstream._retry_after(_Limited(message, headers)) == wait
+
+
+def test_a_context_window_message_carries_its_limit():
+    error = upstream.classify(ValueError("This model's maximum context length is 8192 tokens"), 5)
+    assert isinstance(error, UpstreamContextWindow) and error.limit == 8192
+
+
+def test_rate_limit_errors_become_rate_limited():
+    import litellm
+
+    exc = litellm.RateLimitError("limited", llm_provider="openai", model="m")
+    assert isinstance(upstream.classify(exc, 5), UpstreamRateLimited)
