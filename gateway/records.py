@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -58,8 +59,56 @@ _JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "collections")
 class RecordStore(Protocol):
     async def open(self) -> None: ...
     async def close(self) -> None: ...
-    async def add_panel(self, panel: dict[str, Any]) -> None: ...
-    async def add_call(self, call: dict[str, Any]) -> None: ...
+    async def add_panel(self, panel: dict[str, Any]) -> None:
+        await self._write("panels", PANEL_FIELDS, panel)
+
+    async def add_call(self, call: dict[str, Any]) -> None:
+        await self._write("calls", CALL_FIELDS, call)
+
+    async def _write(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        with self._lock:
+            self._pending.append((table, fields, row, done))
+            start, self._flushing = not self._flushing, True
+        if start:
+            loop.run_in_executor(self._pool, self._flush, loop)
+        await done
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the writer thread: write what is pending, a transaction a batch, until none is."""
+        while True:
+            with self._lock:
+                batch, self._pending = self._pending, []
+                if not batch:
+                    self._flushing = False
+                    return
+            try:
+                self._insert_all(batch)
+                outcomes: list[BaseException | None] = [None] * len(batch)
+            except sqlite3.Error:
+                outcomes = [self._insert_one(item) for item in batch]  # only a bad row fails
+            loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
+
+    def _insert_all(self, batch) -> None:
+        db = self._db
+        assert db is not None
+        db.execute("BEGIN")
+        try:
+            for table, fields, row, _ in batch:
+                db.execute(_INSERTS[table], [_dump(name, row.get(name)) for name in fields])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _insert_one(self, item) -> BaseException | None:
+        try:
+            self._insert_all([item])
+        except sqlite3.Error as exc:
+            return exc
+        return None
+
     async def record_verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None: ...
     async def panel(self, panel_id: str) -> dict[str, Any] | None: ...
     async def call(self, call_id: str) -> dict[str, Any] | None: ...
@@ -85,6 +134,11 @@ class SqliteStore:
         self.path = path
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
         self._db: sqlite3.Connection | None = None
+        # Rows waiting for the writer thread: seats finishing together are written in one
+        # transaction, and each caller is answered only once its own row is committed.
+        self._pending: list[tuple[str, tuple[str, ...], dict[str, Any], asyncio.Future]] = []
+        self._flushing = False
+        self._lock = threading.Lock()
 
     async def _run(self, fn, *args):
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -310,6 +364,27 @@ def migrate(db: sqlite3.Connection) -> None:
         except Exception:
             db.execute("ROLLBACK")
             raise
+
+
+def _insert_sql(table: str, fields: tuple[str, ...]) -> str:
+    names = ", ".join(f'"{name}"' for name in fields)
+    return f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(fields))})"
+
+
+_INSERTS = {
+    "panels": _insert_sql("panels", PANEL_FIELDS),
+    "calls": _insert_sql("calls", CALL_FIELDS),
+}
+
+
+def _settle(futures: list[asyncio.Future], outcomes: list[BaseException | None]) -> None:
+    for future, outcome in zip(futures, outcomes, strict=True):
+        if future.done():
+            continue
+        if outcome is None:
+            future.set_result(None)
+        else:
+            future.set_exception(outcome)
 
 
 def _dump(name: str, value: Any) -> Any:

@@ -1,0 +1,105 @@
+"""The SQLite store alone: batched writes, a bad row failing alone, reads of what was written."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import pytest
+
+from gateway.records import SqliteStore
+
+
+def panel(i: int) -> dict:
+    return {
+        "id": f"p{i}",
+        "created": 1.0,
+        "requested_model": "bench/x",
+        "collection": "x",
+        "shape": "general",
+        "shape_by": "default",
+        "prompt": "hi",
+        "key_name": "local",
+        "skipped": [],
+        "notes": [],
+        "reserves": [],
+    }
+
+
+def call(panel_id: str, seat: str) -> dict:
+    return {
+        "id": f"{panel_id}.{seat}",
+        "panel_id": panel_id,
+        "seat": seat,
+        "alias": "a",
+        "model": "openai/a",
+        "connection": "c",
+        "shape": "general",
+        "status": "ok",
+        "answer": "yes",
+        "started": 2.0,
+        "finished": 3.0,
+        "seconds": 1.0,
+    }
+
+
+def test_concurrent_writes_are_batched_and_a_bad_row_fails_alone(tmp_path):
+    async def scenario():
+        store = SqliteStore(tmp_path / "s.db")
+        await store.open()
+        try:
+            await asyncio.gather(*(store.add_panel(panel(i)) for i in range(50)))
+            writes = [store.add_call(call(f"p{i}", "member1")) for i in range(50)]
+            writes.append(store.add_call(call("p-missing", "member1")))  # no such panel
+            outcomes = await asyncio.gather(*writes, return_exceptions=True)
+            assert all(o is None for o in outcomes[:50])
+            assert isinstance(outcomes[50], sqlite3.IntegrityError)
+            found = await store.panel("p7")
+            assert [s["id"] for s in found["seats"]] == ["p7.member1"]
+            assert (await store.call("p7.member1"))["collection"] == "x"
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 50
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_duplicate_key_name_is_refused(tmp_path):
+    async def scenario():
+        store = SqliteStore(tmp_path / "k.db")
+        await store.open()
+        try:
+            key = {
+                "name": "a",
+                "digest": "d1",
+                "last4": "abcd",
+                "collections": None,
+                "rpm": None,
+                "created": 1.0,
+            }
+            assert await store.add_key(key) is True
+            assert await store.add_key({**key, "digest": "d2"}) is False
+            assert (await store.key_by_digest("d1"))["name"] == "a"
+            assert await store.revoke_key("a") is True
+            assert await store.key_by_digest("d1") is None
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("window", [4096, 1000])
+def test_a_learned_window_only_goes_down(tmp_path, window):
+    async def scenario():
+        store = SqliteStore(tmp_path / "w.db")
+        await store.open()
+        try:
+            await store.learn_window("a", 2000)
+            await store.learn_window("a", window)
+            return await store.learned_windows()
+        finally:
+            await store.close()
+
+    assert asyncio.run(scenario()) == {"a": min(2000, window)}
