@@ -249,7 +249,7 @@ class _Exchange:
             getattr(self.scope.get(_SERVER_SEND), "__self__", None), "transport", None
         )
         self.finish(outcome)
-        if not isinstance(transport, asyncio.BaseTransport):
+        if not callable(getattr(transport, "abort", None)):  # asyncio's, or uvloop's
             raise RuntimeError(f"simulated {outcome}: no uvicorn transport, raising instead")
         if abrupt:  # SO_LINGER 0 makes close() send RST: the client sees ECONNRESET
             with contextlib.suppress(OSError, AttributeError):
