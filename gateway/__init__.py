@@ -8,3 +8,7 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# litellm caps its aiohttp pool at 500 connections per host by default: with many models on one
+# provider host that silently queues seats in waves. The panel size already bounds our calls.
+os.environ.setdefault("AIOHTTP_CONNECTOR_LIMIT", "0")
+os.environ.setdefault("AIOHTTP_CONNECTOR_LIMIT_PER_HOST", "0")

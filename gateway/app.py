@@ -61,6 +61,7 @@ def create_app(
             Exception: _unexpected,
         },
     )
+    app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
     return app
 

@@ -33,7 +33,6 @@ SAMPLING: dict[str, tuple[type, ...]] = {
     "logit_bias": (dict,),
     "reasoning_effort": (str,),
 }
-_IGNORED = {"n", "stream_options", "logprobs", "top_logprobs", "metadata", "store", "bench"}
 _TOOLS = {"tools", "tool_choice", "functions", "function_call", "parallel_tool_calls"}
 _ROLES = {"system", "developer", "user", "assistant"}
 
@@ -54,7 +53,7 @@ class ChatAsk:
 
 
 def parse_chat(raw: bytes, headers: dict[str, str], config: Config) -> ChatAsk:
-    body = _json_object(raw)
+    body = json_object(raw)
     model = body.get("model")
     if not isinstance(model, str) or not model.strip():
         raise BadRequest("`model` must be a collection such as bench/<name>.", param="model")
@@ -104,14 +103,28 @@ def _reply_asked(options: Any, collection: str, config: Config) -> bool:
     return found is not None and found.reply == "merged"
 
 
-def _json_object(raw: bytes) -> dict[str, Any]:
+def json_object(raw: bytes, what: str = "The request body") -> dict[str, Any]:
+    """Strict JSON: UTF-8 only, no NaN or Infinity, no lone surrogates, an object at the top."""
     try:
-        body = json.loads(raw)
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates fail here
     except (ValueError, RecursionError) as exc:
-        raise BadRequest(f"The request body is not valid JSON: {exc}.") from None
+        raise BadRequest(f"{what} is not valid JSON: {_reason(exc)}.") from None
     if not isinstance(body, dict):
-        raise BadRequest("The request body must be a JSON object.")
+        raise BadRequest(f"{what} must be a JSON object.")
     return body
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeError):
+        return "it is not UTF-8 (or holds a lone surrogate)"
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply"
+    return str(exc)
 
 
 def _messages(messages: Any) -> list[dict[str, Any]]:
@@ -122,6 +135,8 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
         if not isinstance(message, dict):
             raise BadRequest(f"`{where}` must be an object.", param=where)
         role = message.get("role")
+        if not isinstance(role, str):
+            raise BadRequest(f"`{where}.role` must be a string.", param=where)
         if role == "tool" or message.get("tool_calls") or message.get("function_call"):
             raise BadRequest(
                 f"`{where}` carries a tool call or result; tools are not supported on a panel.",
@@ -131,12 +146,25 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
             raise BadRequest(
                 f"`{where}.role` must be one of {', '.join(sorted(_ROLES))}.", param=where
             )
-        content = message.get("content")
-        if not isinstance(content, str | list) or (
-            isinstance(content, list) and not all(isinstance(part, dict) for part in content)
-        ):
-            raise BadRequest(f"`{where}.content` must be a string or a list of parts.", param=where)
+        if not _good_content(message.get("content")):
+            raise BadRequest(
+                f"`{where}.content` must be a string or a list of parts with string text.",
+                param=where,
+            )
     return messages
+
+
+def _good_content(content: Any) -> bool:
+    if isinstance(content, str):
+        return True
+    if not isinstance(content, list):
+        return False
+    return all(
+        isinstance(part, dict)
+        and isinstance(part.get("type"), str)
+        and isinstance(part.get("text", ""), str)
+        for part in content
+    )
 
 
 def _text(content: str | list[dict[str, Any]]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -168,6 +169,9 @@ def serve(path: str, host: str, port: int) -> int:
             file=sys.stderr,
         )
         return 1
+    # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler here turns that
+    # into a clean return, so a drained shutdown exits 0.
+    signal.signal(signal.SIGTERM, lambda *_: None)
     uvicorn.run(
         create_app(config),
         host=host,

@@ -182,7 +182,7 @@ class SimState:
 
 def _text_of(content: Any) -> str:
     if isinstance(content, list):  # multi-part content: keep the text parts
-        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return content if isinstance(content, str) else ""
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from gateway.asking import json_object
 from gateway.errors import BadRequest
 
 _FIELDS = {"call", "useful", "note", "real", "false"}
@@ -13,12 +13,7 @@ MAX_CLAIMS = 200
 
 
 def parse_verdict(raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise BadRequest("The verdict is not valid JSON.") from None
-    if not isinstance(body, dict):
-        raise BadRequest("The verdict must be a JSON object.")
+    body = json_object(raw, "The verdict")
     unknown = sorted(set(body) - _FIELDS)
     if unknown:
         raise BadRequest(f"Unknown verdict field(s): {', '.join(unknown)}.", param=unknown[0])
