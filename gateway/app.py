@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 
@@ -64,6 +65,13 @@ def create_app(
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
     return app
+
+
+def app_from_environment() -> Starlette:
+    """For `serve --workers N`: each worker process builds its own app from BENCH_CONFIG."""
+    from gateway.settings import load_config
+
+    return create_app(load_config(os.environ["BENCH_CONFIG"]))
 
 
 async def _drain(runtime: Runtime, timeout: float) -> None:

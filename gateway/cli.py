@@ -50,6 +50,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8123)
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes sharing the record store (each keeps its own rotation and "
+        "cooldowns; default 1)",
+    )
 
     demo = command(
         "demo",
@@ -94,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check-config":
             return check_config(_config_path(args.config))
         if args.command == "serve":
-            return serve(_config_path(args.config), args.host, args.port)
+            return serve(_config_path(args.config), args.host, args.port, args.workers)
         if args.command == "simulate":
             from gateway.simulate import load_spec, serve_simulator
 
@@ -155,7 +162,7 @@ def check_config(path: str) -> int:
     return 0
 
 
-def serve(path: str, host: str, port: int) -> int:
+def serve(path: str, host: str, port: int, workers: int = 1) -> int:
     import uvicorn
 
     from gateway.app import create_app
@@ -172,14 +179,18 @@ def serve(path: str, host: str, port: int) -> int:
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler here turns that
     # into a clean return, so a drained shutdown exits 0.
     signal.signal(signal.SIGTERM, lambda *_: None)
-    uvicorn.run(
-        create_app(config),
+    options = dict(
         host=host,
         port=port,
         log_level="info",
         access_log=False,
         timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
     )
+    if workers > 1:
+        os.environ["BENCH_CONFIG"] = str(Path(path).resolve())
+        uvicorn.run("gateway.app:app_from_environment", factory=True, workers=workers, **options)
+    else:
+        uvicorn.run(create_app(config), **options)
     return 0
 
 

@@ -348,14 +348,17 @@ class SqliteStore:
 
 
 def migrate(db: sqlite3.Connection) -> None:
-    """Apply the named migrations not yet in the ledger, in order, each in its own transaction."""
+    """Apply the named migrations not yet in the ledger, in order, each in its own transaction.
+
+    Each is checked again inside its write lock, so several workers opening one store at once
+    apply it exactly once."""
     db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied REAL)")
-    done = {row[0] for row in db.execute("SELECT name FROM migrations")}
     for name, script in MIGRATIONS:
-        if name in done:
-            continue
         db.execute("BEGIN IMMEDIATE")
         try:
+            if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                db.execute("COMMIT")
+                continue
             for statement in script.split(";"):
                 if statement.strip():
                     db.execute(statement)

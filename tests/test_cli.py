@@ -118,3 +118,56 @@ def test_serve_and_simulate_run_as_processes(tmp_path):
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def test_serve_with_two_workers_shares_one_store(tmp_path, sim):
+    import sqlite3
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.conftest import bench_raw
+
+    port = free_port()
+    raw = bench_raw(sim.url)
+    store = tmp_path / "shared.db"
+    raw["store"] = f"sqlite:///{store}"
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gateway.cli",
+            "serve",
+            "--config",
+            str(config),
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+        ],
+        cwd=ROOT,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        body = {"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]}
+        with ThreadPoolExecutor(10) as pool:
+            replies = list(
+                pool.map(
+                    lambda _: httpx.post(f"{base}/v1/chat/completions", json=body, timeout=60),
+                    range(20),
+                )
+            )
+        assert [r.status_code for r in replies] == [200] * 20
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT COUNT(*) FROM panels").fetchone()[0] == 20
+        assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 100
