@@ -1,5 +1,8 @@
 """Named, append-only schema migrations. Never edit one that has shipped: add the next."""
 
+import sqlite3
+import time
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         "0001_panels_calls_verdicts",
@@ -79,3 +82,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
 )
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Apply the named migrations not yet in the ledger, in order, each in its own transaction.
+
+    Each is checked again inside its write lock, so several workers opening one store at once
+    apply it exactly once."""
+    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied REAL)")
+    for name, script in MIGRATIONS:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                db.execute("COMMIT")
+                continue
+            for statement in script.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
+            db.execute("COMMIT")
+        except Exception:
+            db.execute("ROLLBACK")
+            raise

@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from gateway.migrations import MIGRATIONS
+from gateway.keystore import KeyRows
+from gateway.migrations import migrate
 
 PANEL_FIELDS = (
     "id",
@@ -53,7 +54,7 @@ CALL_FIELDS = (
     "started",
     "finished",
 )
-_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "collections")
+_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 
 
 class RecordStore(Protocol):
@@ -129,7 +130,7 @@ def open_store(url: str) -> SqliteStore:
     return SqliteStore(Path(url[len(prefix) :]))
 
 
-class SqliteStore:
+class SqliteStore(KeyRows):
     def __init__(self, path: Path) -> None:
         self.path = path
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
@@ -267,106 +268,8 @@ class SqliteStore:
         ).fetchall()
         return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
 
-    # Gateway keys: only the SHA-256 of a key is ever stored.
-
-    async def add_key(self, key: dict[str, Any]) -> bool:
-        return await self._run(self._add_key, key)
-
-    def _add_key(self, key: dict[str, Any]) -> bool:
-        assert self._db is not None
-        try:
-            self._db.execute(
-                "INSERT INTO gateway_keys (name, digest, last4, collections, rpm, created) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    key["name"],
-                    key["digest"],
-                    key["last4"],
-                    _dump("collections", key["collections"]),
-                    key["rpm"],
-                    key["created"],
-                ),
-            )
-        except sqlite3.IntegrityError:
-            return False
-        return True
-
-    async def keys(self) -> list[dict[str, Any]]:
-        return await self._run(self._select_keys, "1 = 1", ())
-
-    async def key_by_digest(self, digest: str) -> dict[str, Any] | None:
-        found = await self._run(self._select_keys, "digest = ? AND revoked IS NULL", (digest,))
-        return found[0] if found else None
-
-    def _select_keys(self, where: str, args: tuple) -> list[dict[str, Any]]:
-        assert self._db is not None
-        rows = self._db.execute(
-            f"SELECT name, digest, last4, collections, rpm, created, last_used, revoked "
-            f"FROM gateway_keys WHERE {where} ORDER BY created",
-            args,
-        ).fetchall()
-        return [_load(r) for r in rows]
-
-    async def revoke_key(self, name: str) -> bool:
-        return await self._run(self._revoke_key, name)
-
-    def _revoke_key(self, name: str) -> bool:
-        assert self._db is not None
-        cursor = self._db.execute(
-            "UPDATE gateway_keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
-            (time.time(), name),
-        )
-        return cursor.rowcount > 0
-
-    async def touch_key(self, name: str, when: float) -> None:
-        await self._run(
-            lambda: self._db.execute(
-                "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
-            )
-        )
-
-    # Context windows learned from providers' "maximum context length is N" errors.
-
-    async def learn_window(self, alias: str, window: int) -> None:
-        await self._run(
-            lambda: self._db.execute(
-                "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE SET "
-                "context_window = MIN(context_window, excluded.context_window), "
-                "learned = excluded.learned",
-                (alias, window, time.time()),
-            )
-        )
-
-    async def learned_windows(self) -> dict[str, int]:
-        rows = await self._run(
-            lambda: self._db.execute("SELECT alias, context_window FROM learned_windows").fetchall()
-        )
-        return {alias: window for alias, window in rows}
-
     async def integrity(self) -> str:
         return await self._run(lambda: self._db.execute("PRAGMA integrity_check").fetchone()[0])
-
-
-def migrate(db: sqlite3.Connection) -> None:
-    """Apply the named migrations not yet in the ledger, in order, each in its own transaction.
-
-    Each is checked again inside its write lock, so several workers opening one store at once
-    apply it exactly once."""
-    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied REAL)")
-    for name, script in MIGRATIONS:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
-                db.execute("COMMIT")
-                continue
-            for statement in script.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
-            db.execute("COMMIT")
-        except Exception:
-            db.execute("ROLLBACK")
-            raise
 
 
 def _insert_sql(table: str, fields: tuple[str, ...]) -> str:
