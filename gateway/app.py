@@ -44,6 +44,7 @@ def create_app(
         runtime.ledger.load(await runtime.store.standings())
         runtime.ledger.windows.update(await runtime.store.learned_windows())
         if caller is None:
+            upstream.know_models([m.served for m in config.catalog.models])
             await upstream.warm_up()
         runtime.ready = True
         try:
