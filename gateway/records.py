@@ -60,56 +60,8 @@ _JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 class RecordStore(Protocol):
     async def open(self) -> None: ...
     async def close(self) -> None: ...
-    async def add_panel(self, panel: dict[str, Any]) -> None:
-        await self._write("panels", PANEL_FIELDS, panel)
-
-    async def add_call(self, call: dict[str, Any]) -> None:
-        await self._write("calls", CALL_FIELDS, call)
-
-    async def _write(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
-        loop = asyncio.get_running_loop()
-        done = loop.create_future()
-        with self._lock:
-            self._pending.append((table, fields, row, done))
-            start, self._flushing = not self._flushing, True
-        if start:
-            loop.run_in_executor(self._pool, self._flush, loop)
-        await done
-
-    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On the writer thread: write what is pending, a transaction a batch, until none is."""
-        while True:
-            with self._lock:
-                batch, self._pending = self._pending, []
-                if not batch:
-                    self._flushing = False
-                    return
-            try:
-                self._insert_all(batch)
-                outcomes: list[BaseException | None] = [None] * len(batch)
-            except sqlite3.Error:
-                outcomes = [self._insert_one(item) for item in batch]  # only a bad row fails
-            loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
-
-    def _insert_all(self, batch) -> None:
-        db = self._db
-        assert db is not None
-        db.execute("BEGIN")
-        try:
-            for table, fields, row, _ in batch:
-                db.execute(_INSERTS[table], [_dump(name, row.get(name)) for name in fields])
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-
-    def _insert_one(self, item) -> BaseException | None:
-        try:
-            self._insert_all([item])
-        except sqlite3.Error as exc:
-            return exc
-        return None
-
+    async def add_panel(self, panel: dict[str, Any]) -> None: ...
+    async def add_call(self, call: dict[str, Any]) -> None: ...
     async def record_verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None: ...
     async def panel(self, panel_id: str) -> dict[str, Any] | None: ...
     async def call(self, call_id: str) -> dict[str, Any] | None: ...
@@ -165,17 +117,54 @@ class SqliteStore(KeyRows):
         self._pool.shutdown(wait=True)
 
     async def add_panel(self, panel: dict[str, Any]) -> None:
-        await self._run(self._insert, "panels", PANEL_FIELDS, panel)
+        await self._write("panels", PANEL_FIELDS, panel)
 
     async def add_call(self, call: dict[str, Any]) -> None:
-        await self._run(self._insert, "calls", CALL_FIELDS, call)
+        await self._write("calls", CALL_FIELDS, call)
 
-    def _insert(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
-        values = [_dump(name, row.get(name)) for name in fields]
-        marks = ", ".join("?" * len(fields))
-        names = ", ".join(f'"{name}"' for name in fields)
-        assert self._db is not None
-        self._db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", values)
+    async def _write(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        with self._lock:
+            self._pending.append((table, fields, row, done))
+            start, self._flushing = not self._flushing, True
+        if start:
+            loop.run_in_executor(self._pool, self._flush, loop)
+        await done
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the writer thread: write what is pending, a transaction a batch, until none is."""
+        while True:
+            with self._lock:
+                batch, self._pending = self._pending, []
+                if not batch:
+                    self._flushing = False
+                    return
+            try:
+                self._insert_all(batch)
+                outcomes: list[BaseException | None] = [None] * len(batch)
+            except sqlite3.Error:
+                outcomes = [self._insert_one(item) for item in batch]  # only a bad row fails
+            loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
+
+    def _insert_all(self, batch) -> None:
+        db = self._db
+        assert db is not None
+        db.execute("BEGIN")
+        try:
+            for table, fields, row, _ in batch:
+                db.execute(_INSERTS[table], [_dump(name, row.get(name)) for name in fields])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _insert_one(self, item) -> BaseException | None:
+        try:
+            self._insert_all([item])
+        except sqlite3.Error as exc:
+            return exc
+        return None
 
     async def record_verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None:
         """Store a verdict. None: unknown call. Else (written, previous current verdict)."""

@@ -43,12 +43,23 @@ def call(panel_id: str, seat: str) -> dict:
     }
 
 
+class CountingStore(SqliteStore):
+    """The real store, counting the transactions its writer thread commits."""
+
+    batches: list[int]
+
+    def _insert_all(self, batch) -> None:
+        self.batches = [*getattr(self, "batches", []), len(batch)]
+        super()._insert_all(batch)
+
+
 def test_concurrent_writes_are_batched_and_a_bad_row_fails_alone(tmp_path):
     async def scenario():
-        store = SqliteStore(tmp_path / "s.db")
+        store = CountingStore(tmp_path / "s.db")
         await store.open()
         try:
             await asyncio.gather(*(store.add_panel(panel(i)) for i in range(50)))
+            assert sum(store.batches) == 50 and len(store.batches) < 50  # batched
             writes = [store.add_call(call(f"p{i}", "member1")) for i in range(50)]
             writes.append(store.add_call(call("p-missing", "member1")))  # no such panel
             outcomes = await asyncio.gather(*writes, return_exceptions=True)
