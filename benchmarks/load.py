@@ -132,21 +132,36 @@ async def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout_s: f
     raise RuntimeError(f"{url} was not healthy within {timeout_s:g} s")
 
 
+def family(pid: int) -> list[int]:
+    """The gateway process and its worker processes (with `--workers N`), if any."""
+    found = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
 def open_fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
+    return sum(len(os.listdir(f"/proc/{p}/fd")) for p in family(pid))
 
 
 def peak_rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmHWM in /proc/<pid>/status")
+    """VmHWM summed over the gateway's processes."""
+    total = 0
+    for p in family(pid):
+        for line in Path(f"/proc/{p}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                total += int(line.split()[1])
+    return total
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time the process has used (from /proc/<pid>/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time the gateway's processes have used (from /proc/<pid>/stat)."""
+    total = 0
+    for p in family(pid):
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 async def settled_fds(pid: int, target: int, timeout_s: float) -> int:
@@ -203,6 +218,7 @@ async def run_load(
     connection_limit: int | None = None,
     fd_settle_s: float = 30.0,
     fd_slack: int = 0,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """Run the whole benchmark and return its figures (see `report` for what each one means).
 
@@ -228,7 +244,17 @@ async def run_load(
                 ["simulate", "--host", HOST, "--port", str(sim_port), "--spec", str(spec)], sim_log
             )
             gateway = start(
-                ["serve", "--host", HOST, "--port", str(gw_port), "--config", str(config)],
+                [
+                    "serve",
+                    "--host",
+                    HOST,
+                    "--port",
+                    str(gw_port),
+                    "--config",
+                    str(config),
+                    "--workers",
+                    str(workers),
+                ],
                 gw_log,
                 env,
             )
@@ -247,6 +273,7 @@ async def run_load(
             cpu = cpu_seconds(gateway.pid) - cpu_before
 
             fds_after = await settled_fds(gateway.pid, fds_before + fd_slack, fd_settle_s)
+            most_open = await most_open_upstream(f"http://{HOST}:{sim_port}")
             rows = count_rows(store)
             outcomes = Counter(what for what, _ in results)
             times = [seconds for _, seconds in results]
@@ -271,10 +298,27 @@ async def run_load(
                 "calls_expected": SEATS * panels,
                 "connection_limit": connection_limit,
                 "gateway_alive": gateway.poll() is None,
+                "most_open_upstream": most_open,
+                "workers": workers,
             }
         finally:
             stop(gateway)
             stop(sim)
+
+
+async def most_open_upstream(sim_url: str) -> int:
+    """The most seat calls the upstream had open at once (from its own request log): a silent
+    connection cap in the gateway's HTTP client shows here as a ceiling."""
+    async with httpx.AsyncClient(timeout=60) as client:
+        log = (await client.get(f"{sim_url}/_sim/requests")).json()["requests"]
+    edges = sorted(
+        [(r["started"], 1) for r in log] + [(r["ended"] or float("inf"), -1) for r in log]
+    )
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
 
 
 def _round(value: float | None) -> float | None:
@@ -307,6 +351,10 @@ def report(result: dict[str, Any]) -> str:
         f"records:       panels {r['panels_recorded']}/{r['panels_expected']}, "
         f"calls {r['calls_recorded']}/{r['calls_expected']}",
     ]
+    lines.append(
+        f"upstream:      at most {r['most_open_upstream']} seat calls open at once; "
+        f"gateway workers: {r['workers']}"
+    )
     if r["connection_limit"] is not None:
         lines.append(f"aiohttp caps:  {r['connection_limit']} connections (per host and total)")
     return "\n".join(lines)
@@ -321,13 +369,19 @@ def main(argv: list[str] | None = None) -> int:
         "--connection-limit",
         type=int,
         default=None,
-        help="set litellm's aiohttp connection caps (default: litellm's own, 1000 / 500 per host)",
+        help="set litellm's aiohttp connection caps (default: the gateway's own, 100000)",
     )
+    parser.add_argument("--workers", type=int, default=1, help="gateway worker processes (1)")
     args = parser.parse_args(argv)
     if args.panels < 1 or args.seat_seconds < 0:
         parser.error("--panels must be at least 1 and --seat-seconds not negative")
     result = asyncio.run(
-        run_load(args.panels, args.seat_seconds, connection_limit=args.connection_limit)
+        run_load(
+            args.panels,
+            args.seat_seconds,
+            connection_limit=args.connection_limit,
+            workers=args.workers,
+        )
     )
     print(report(result))
     if args.json:

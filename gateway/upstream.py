@@ -29,7 +29,8 @@ from gateway.errors import (
 
 litellm.suppress_debug_info = True
 litellm.telemetry = False
-litellm.turn_off_message_logging = True
+# No logging callbacks are registered, so nothing receives prompts; (turn_off_message_logging
+# would make litellm deep-copy and redact every call's messages for no reader.)
 
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 _WAIT = re.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b", re.IGNORECASE)

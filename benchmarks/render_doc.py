@@ -1,0 +1,244 @@
+"""Writing docs/performance.md from the stored results of the last runs of each measure.
+
+Why generated: every figure in that page must come from a run, never from a hand edit, and each
+measure's row must say how (quick or full, how many runs, when) it was produced, because a
+``--only`` run refreshes some rows and leaves the others from an earlier run.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from report import fmt, render_table
+from setup_envs import ENVS, relaxed
+
+ORDER = ("fanout", "perseat", "throughput", "scale", "records", "startup")
+
+
+def machine() -> list[str]:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "?",
+    )
+    mem = next(
+        line.split()[1]
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal")
+    )
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return [
+        f"- {os.cpu_count()} cores ({cpu}), {int(mem) / 1024**2:.0f} GiB RAM, "
+        f"Linux {platform.release()}, Python {sys.version.split()[0]}",
+        f"- ours: litellm {version('litellm')}, uvicorn {version('uvicorn')} "
+        f"(uvloop {version('uvloop')}, httptools {version('httptools')}), "
+        f"starlette {version('starlette')}",
+        f"- LiteLLM proxy: `{' '.join(ENVS['proxy'])}` in its own venv, one worker, no database, "
+        "a master key (the proxy refuses to start without one)"
+        + (
+            f"; the index lacked some pins, relaxed: {'; '.join(relaxed('proxy'))}"
+            if relaxed("proxy")
+            else ""
+        ),
+        f"- Benchwarmers: `{' '.join(ENVS['seed'])}` in its own venv, `benchwarmers gateway`, "
+        "built-in client (`BENCH_CLIENT=builtin`)",
+        "- upstream: `bench-gateway simulate` (one process) with a fixed latency for every model; "
+        "everything (client, gateway, simulator) shares the same cores over loopback",
+    ]
+
+
+def _missed(results: dict) -> list[str]:
+    out = []
+
+    def check(stat, limit, at_most, what):
+        if stat is None:
+            return
+        ok = stat["median"] <= limit if at_most else stat["median"] >= limit
+        if not ok:
+            out.append(f"- {what}: {fmt(stat, 2)} against {'≤' if at_most else '≥'} {limit:g}")
+
+    f = lambda name: (results.get(name) or {}).get("figures", {})  # noqa: E731
+    check(f("fanout").get("ours"), 1.05, True, "fan-out ratio")
+    check(f("perseat").get("ours_vs_proxy"), 0.5, True, "CPU per seat, ours/proxy")
+    check(f("perseat").get("ours_vs_bare"), 1.3, True, "CPU per seat, ours/bare litellm")
+    for c, goal in ((20, 1.0), (100, 1.5)):
+        check(f("throughput").get(f"ratio_c{c}"), goal, False, f"throughput c={c}, ours/seed")
+        fails = (f("throughput").get(f"ours_c{c}") or {}).get("failed")
+        if fails and fails["max"] > 0:
+            out.append(f"- throughput c={c}: ours failed {fmt(fails, 0)} requests per run (goal 0)")
+    check(f("scale").get("p99_ratio"), 1.3, True, "scale p99 / seat time")
+    scale = results.get("scale")
+    if scale and f("scale").get("answered"):
+        if f("scale")["answered"]["min"] < scale["options"]["panels"]:
+            out.append(
+                f"- scale: fully answered {fmt(f('scale')['answered'], 0)} of "
+                f"{scale['options']['panels']}"
+            )
+    check(f("records").get("ratio"), 1.1, True, "records: 1M-seat store / empty store latency")
+    check(f("startup").get("ours"), 5.0, True, "start-up seconds")
+    return out or ["- none: every goal measured is met"]
+
+
+def _litellm_vs_ours(results: dict) -> list[str]:
+    found = results.get("perseat") or {}
+    p, o = found.get("figures", {}), found.get("options", {})
+    lines = []
+    for ours_key, bare_key, streamed, how in (
+        ("ours", "bare_same", o.get("ours_streamed"), "with its default config"),
+        ("ours_variant", "bare_other", o.get("variant_streamed"), f"with `{o.get('variant')}`"),
+    ):
+        if p.get(ours_key) and p.get(bare_key):
+            ours, bare = p[ours_key]["median"], p[bare_key]["median"]
+            mode = "streamed" if streamed else "not streamed"
+            lines.append(
+                f"- Seats {mode} ({how}): the bare litellm loop spends **{bare:.2f} ms** of CPU "
+                f"per call; our gateway **{ours:.2f} ms** per seat, so **{ours - bare:.2f} ms "
+                f"({100 * (ours - bare) / ours:.0f} %)** of each seat is ours: the HTTP request "
+                "and reply, routing, the record writes, the panel's JSON (a panel's fixed costs "
+                "are shared by its five seats)."
+            )
+    if p.get("proxy") and p.get("bare_plain"):
+        proxy, bare = p["proxy"]["median"], p["bare_plain"]["median"]
+        lines.append(
+            f"- LiteLLM's proxy spends **{proxy:.2f} ms** per single request, "
+            f"{proxy - bare:+.2f} ms over the same non-streamed call made bare: that is what its "
+            "server, auth, router, hooks and logging add."
+        )
+    prof = results.get("_profile")
+    if prof:
+        lines += [
+            "",
+            f"Sampled with py-spy ({prof['total']:,} samples, 200 Hz, 0-latency panels, "
+            f"4 at a time; {prof.get('mode', '')}). Share of the gateway's busy samples, "
+            "by the nearest non-stdlib layer to the leaf:",
+            "",
+            "| layer | share |",
+            "|---|---|",
+        ]
+        lines += [f"| {k} | {100 * v:.1f} % |" for k, v in prof["layers"]]
+        lines += [
+            "",
+            "Hottest functions of ours (inclusive share of samples):",
+            "",
+            "| function | share |",
+            "|---|---|",
+        ]
+        lines += [f"| `{k}` | {100 * v:.1f} % |" for k, v in prof["ours"][:10]]
+        lines += [
+            "",
+            "Hottest leaf functions (self share):",
+            "",
+            "| function | share |",
+            "|---|---|",
+        ]
+        lines += [f"| `{k}` | {100 * v:.1f} % |" for k, v in prof["leaves"][:10]]
+    return lines or ["- (run the `perseat` measure to fill this in)"]
+
+
+HOW = [
+    "- **Fan-out**: panels one after another through `bench/five` (5 seats, each 0.3 s at the "
+    "simulator); the client's median panel time ÷ 0.3 s.",
+    "- **CPU per seat**: 0-latency simulator; after 10 warm-up requests, a bounded batch of "
+    "panels (4 at a time); CPU seconds of the serving process from `/proc/<pid>/stat` "
+    "(utime+stime, all threads) ÷ seats. The proxy gets 5× as many single requests (per "
+    "request); the bare loop makes the same calls 5 at a time in its own process (per call).",
+    "- **Throughput**: closed loop, c workers each sending the next panel when the last returns, "
+    "for a fixed window after a warm-up; a panel counts only if all 5 seats are `ok`. A failure "
+    "is any non-200, client timeout (60 s) or panel with a seat not `ok`.",
+    "- **Scale**: all N panels sent at once (one connection each) to seats that take the seat "
+    "time; peak RSS is the gateway's VmHWM.",
+    "- **Records**: the schema comes from the gateway itself (started on an empty file, then "
+    "stopped); rows are bulk-inserted with sqlite3 (5 seats per panel, 90 days of timestamps); "
+    "median panel time with a 0-latency simulator, empty store vs the full one.",
+    "- **Start-up**: from the process launch to the first 200 on its health route "
+    "(ours `/healthz`, proxy `/health/liveliness`, Benchwarmers `/v1/models`).",
+]
+
+
+def render(results: dict, command: str) -> str:
+    lines = [
+        "# Performance: ours against LiteLLM's proxy, Benchwarmers 0.3.3 and bare litellm",
+        "",
+        "Generated by `benchmarks/compare.py` from measured runs; rerun it rather than edit.",
+        "",
+        "## Reproduce",
+        "",
+        "```sh",
+        ".venv/bin/python benchmarks/compare.py            # everything, full sizes (≈30 min)",
+        ".venv/bin/python benchmarks/compare.py --quick    # smaller sizes, 2 runs (≈10 min)",
+        ".venv/bin/python benchmarks/compare.py --only throughput,scale --runs 5",
+        "```",
+        "",
+        "Each measure's line under the table says which command, mode and time produced its "
+        "rows (a `--only` run refreshes its rows and keeps the others). The first run creates "
+        "`benchmarks/.venvs/` from PyPI. `--render` rewrites this page from the stored results "
+        f"without measuring. Last written by `{command}`.",
+        "",
+        "## Machine",
+        "",
+        *machine(),
+        "",
+        "## Results",
+        "",
+        "Each cell is the median over runs, with the run-to-run range in brackets. Ratios are "
+        "taken run by run, ours and the rival measured in the same run, then their median. "
+        "✅/❌ compare the median with the goal.",
+        "",
+        *render_table(results),
+        "",
+    ]
+    for name in ORDER:
+        if name in results:
+            r = results[name]
+            busy = r.get("background") or [0]
+            lines.append(
+                f"- `{name}`: `{r.get('command', '?')}`, {r['mode']}, {r['runs']} run(s), "
+                f"{r['when']}, "
+                f"{r.get('seconds', '?')} s; machine busy with other work before a run: "
+                f"up to {100 * max(busy):.0f} %; "
+                + ", ".join(f"{k}={v}" for k, v in r.get("options", {}).items())
+            )
+    lines += [
+        "",
+        "## Goals missed",
+        "",
+        *_missed(results),
+        "",
+        "## What litellm itself costs vs what is ours",
+        "",
+        *_litellm_vs_ours(results),
+        "",
+        "## How each figure is measured",
+        "",
+        *HOW,
+        "",
+    ]
+    notes = [(n, note) for n in ORDER for note in (results.get(n) or {}).get("notes", [])]
+    notes += [
+        (
+            n,
+            f"{who} c={c}: CPU share (of one core) gateway {fmt(m.get('gateway_cpu'))}, "
+            f"simulator {fmt(m.get('sim_cpu'))}, load client {fmt(m.get('client_cpu'))}",
+        )
+        for n in ("throughput",)
+        if n in results
+        for key, m in sorted(results[n]["figures"].items())
+        if "_c" in key and "ratio" not in key
+        for who, c in [key.split("_c")]
+    ]
+    if notes:
+        lines += ["## Notes from the runs", ""] + [f"- `{n}`: {text}" for n, text in notes] + [""]
+    return "\n".join(lines)

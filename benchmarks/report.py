@@ -1,0 +1,231 @@
+"""Turning measured runs into figures and the markdown table of docs/performance.md.
+
+Why a module of its own: every figure is the median of several runs with the run-to-run spread
+beside it, and every ratio is taken run by run (ours and the rival measured in the same run,
+on the same machine state) before its median is taken. Keeping that arithmetic in one place
+keeps it the same for every row.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+
+COLUMNS = ("proxy", "seed", "bare", "ours")
+HEADER = "| measure | goal | LiteLLM proxy | Benchwarmers 0.3.3 | bare litellm | ours | ratio |"
+
+
+def summary(values: Iterable[float | None]) -> dict | None:
+    got = [float(v) for v in values if v is not None]
+    if not got:
+        return None
+    return {
+        "median": statistics.median(got),
+        "min": min(got),
+        "max": max(got),
+        "n": len(got),
+        "runs": got,
+    }
+
+
+def ratios(numerators: list, denominators: list) -> dict | None:
+    """Run-by-run ratios (pairs where both were measured), summarised."""
+    return summary(a / b for a, b in zip(numerators, denominators, strict=False) if a and b)
+
+
+def _num(value: float, digits: int) -> str:
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+def fmt(stat: dict | None, digits: int = 2, unit: str = "") -> str:
+    if stat is None:
+        return "—"
+    text = _num(stat["median"], digits) + unit
+    if stat["n"] > 1:
+        text += f" ({_num(stat['min'], digits)}–{_num(stat['max'], digits)})"
+    return text
+
+
+def verdict(stat: dict | None, limit: float, *, at_most: bool) -> str:
+    if stat is None:
+        return ""
+    met = stat["median"] <= limit if at_most else stat["median"] >= limit
+    return " ✅" if met else " ❌"
+
+
+def row(label: str, goal: str, cells: dict, ratio: str = "") -> str:
+    values = [cells.get(c, "—") or "—" for c in COLUMNS]
+    return "| " + " | ".join([label, goal, *values, ratio or "—"]) + " |"
+
+
+def render_table(results: dict) -> list[str]:
+    """The comparison table, one or more rows per measure that has results."""
+    lines = [HEADER, "|" + "---|" * 7]
+    for name in ("fanout", "perseat", "throughput", "scale", "records", "startup"):
+        found = results.get(name)
+        if found:
+            lines += _ROWS[name](found["figures"], found.get("options", {}))
+    return lines
+
+
+def _fanout(f: dict, o: dict) -> list[str]:
+    label = (
+        f"Fan-out: panel wall time ÷ slowest seat ({o.get('seats', 5)} seats × {o.get('seat_s')} s)"
+    )
+    cells = {"seed": fmt(f.get("seed"), 3), "ours": fmt(f.get("ours"), 3)}
+    ratio = fmt(f.get("ours"), 3) + verdict(f.get("ours"), 1.05, at_most=True)
+    return [row(label, "≤ 1.05", cells, ratio)]
+
+
+def _mode(streamed) -> str:
+    return {True: "seats streamed", False: "seats not streamed"}.get(streamed, "seat mode unknown")
+
+
+def _perseat(f: dict, o: dict) -> list[str]:
+    ms = lambda key: fmt(f.get(key), 2, " ms")  # noqa: E731
+    return [
+        row(
+            "CPU per seat call, 0-latency upstream (proxy: per request; bare: same call mode)",
+            "ours ≤ 0.5× proxy",
+            {"proxy": ms("proxy"), "seed": ms("seed"), "bare": ms("bare_same"), "ours": ms("ours")},
+            "ours/proxy "
+            + fmt(f.get("ours_vs_proxy"))
+            + verdict(f.get("ours_vs_proxy"), 0.5, at_most=True),
+        ),
+        row(
+            f"… ours (default config: {_mode(o.get('ours_streamed'))}) vs the bare litellm loop "
+            "making the same calls",
+            "ours ≤ 1.3× bare",
+            {"bare": ms("bare_same"), "ours": ms("ours")},
+            "ours/bare "
+            + fmt(f.get("ours_vs_bare"))
+            + verdict(f.get("ours_vs_bare"), 1.3, at_most=True),
+        ),
+        row(
+            f"… ours with `{o.get('variant')}` ({_mode(o.get('variant_streamed'))}) vs bare "
+            "in that mode",
+            "(for reference)",
+            {"bare": ms("bare_other"), "ours": ms("ours_variant")},
+            "ours/bare " + fmt(f.get("variant_vs_bare")),
+        ),
+    ]
+
+
+def _throughput(f: dict, o: dict) -> list[str]:
+    out = []
+    goals = {20: 1.0, 100: 1.5}
+    for c in o.get("concurrency", (20, 100)):
+        key = f"c{c}"
+        seed, ours = f.get(f"seed_{key}", {}), f.get(f"ours_{key}", {})
+        goal = goals.get(c, 1.0)
+        ratio = fmt(f.get(f"ratio_{key}")) + verdict(f.get(f"ratio_{key}"), goal, at_most=False)
+        out.append(
+            row(
+                f"Throughput, c={c}, {o.get('seat_s')} s seats: fully answered panels/s",
+                f"≥ {goal:g}× seed, 0 failures",
+                {"seed": fmt(seed.get("rate"), 1), "ours": fmt(ours.get("rate"), 1)},
+                "ours/seed " + ratio,
+            )
+        )
+        out.append(
+            row(
+                f"… c={c}: p50 / p95 / slowest panel (s)",
+                "",
+                {
+                    k: " / ".join(fmt(v.get(q), 2) for q in ("p50", "p95", "slowest"))
+                    for k, v in (("seed", seed), ("ours", ours))
+                },
+            )
+        )
+        fails = ours.get("failed")
+        mark = "" if fails is None else (" ✅" if fails["max"] == 0 else " ❌")
+        out.append(
+            row(
+                f"… c={c}: failed requests per run (of requests sent)",
+                "0",
+                {
+                    "seed": fmt(seed.get("failed"), 0) + " of " + fmt(seed.get("sent"), 0),
+                    "ours": fmt(fails, 0) + " of " + fmt(ours.get("sent"), 0),
+                },
+                "ours" + mark,
+            )
+        )
+    return out
+
+
+def _scale(f: dict, o: dict) -> list[str]:
+    n, seat = o.get("panels"), o.get("seat_s")
+    out = []
+    for prefix, how in (
+        ("", ""),
+        ("uncapped_", f" — diagnostic: same with `{o.get('variant_env')}`"),
+    ):
+        if not f.get(prefix + "answered"):
+            continue
+        ratio = f.get(prefix + "p99_ratio")
+        out += [
+            row(
+                f"Scale: {n:,} concurrent 5-seat panels, {seat:g} s seats{how}: fully answered",
+                f"{n:,}" if not prefix else "",
+                {"ours": fmt(f.get(prefix + "answered"), 0)},
+            ),
+            row(
+                "… p50 / p99 panel latency (s)",
+                f"p99 ≤ {1.3 * seat:g} s" if not prefix else "",
+                {"ours": fmt(f.get(prefix + "p50"), 1) + " / " + fmt(f.get(prefix + "p99"), 1)},
+                "p99/seat "
+                + fmt(ratio)
+                + (verdict(ratio, 1.3, at_most=True) if not prefix else ""),
+            ),
+            row(
+                "… peak RSS of the gateway (MB); most seat calls open at once at the upstream",
+                "",
+                {
+                    "ours": fmt(f.get(prefix + "peak_rss_mb"), 0)
+                    + " MB; "
+                    + fmt(f.get(prefix + "upstream_peak"), 0)
+                    + f" of {5 * n:,}"
+                },
+            ),
+        ]
+    return out
+
+
+def _records(f: dict, o: dict) -> list[str]:
+    rows = o.get("rows", 1_000_000)
+    return [
+        row(
+            "Panel latency, 0-latency upstream, empty store (ms)",
+            "",
+            {"ours": fmt(f.get("empty_ms"), 1, " ms")},
+        ),
+        row(
+            f"… with {rows:,} seats already in the store (ms)",
+            "≤ 1.1× empty",
+            {"ours": fmt(f.get("full_ms"), 1, " ms")},
+            "full/empty " + fmt(f.get("ratio")) + verdict(f.get("ratio"), 1.1, at_most=True),
+        ),
+        row(
+            f"… start-up with {rows:,} seats in the store (s)",
+            "(for reference)",
+            {"ours": fmt(f.get("full_startup_s"), 2, " s")},
+        ),
+    ]
+
+
+def _startup(f: dict, o: dict) -> list[str]:
+    cells = {k: fmt(f.get(k), 2, " s") for k in ("proxy", "seed", "ours")}
+    ratio = fmt(f.get("ours"), 2, " s") + verdict(f.get("ours"), 5.0, at_most=True)
+    return [row("Start-up: launch to first 200 on its health route (s)", "≤ 5 s", cells, ratio)]
+
+
+_ROWS = {
+    "fanout": _fanout,
+    "perseat": _perseat,
+    "throughput": _throughput,
+    "scale": _scale,
+    "records": _records,
+    "startup": _startup,
+}
