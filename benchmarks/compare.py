@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import signal
@@ -66,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--load-seconds", type=float, help="throughput window per level")
     parser.add_argument("--profile", action="store_true", help="py-spy our gateway (0-latency)")
     parser.add_argument(
+        "--ours-workers",
+        type=int,
+        default=1,
+        help="run our gateway as `serve --workers N` (N processes sharing the store; default 1)",
+    )
+    parser.add_argument(
         "--no-doc",
         action="store_true",
         help="do not rewrite docs/performance.md (results.json is still updated)",
@@ -96,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         DOC.write_text(render(results, results.get(ORDER[0], {}).get("command", "?")))
         print(f"wrote {DOC} from {RESULTS}")
         return 0
+    os.environ["BENCH_OURS_WORKERS"] = str(args.ours_workers)  # read by targets.start_ours
     work = OUT / time.strftime("run-%Y%m%d-%H%M%S")
     work.mkdir(parents=True, exist_ok=True)
     ctx = Ctx.make(
@@ -127,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                 ctx.log(f"{name} FAILED: {type(exc).__name__}: {exc}")
                 failed.append(f"{name}: {type(exc).__name__}: {exc}")
                 continue
+            measured.setdefault("options", {})["ours_workers"] = args.ours_workers
             measured.update(
                 mode="quick" if args.quick else "full",
                 runs=ctx.runs,

@@ -230,6 +230,8 @@ def start_ours(
         str(config),
         "--port",
         str(port),
+        "--workers",
+        os.environ.get("BENCH_OURS_WORKERS", "1"),
     ]
     proc = Proc("ours", argv, work / "ours.log", env={**OFFLINE_ENV, **(env or {})}, cwd=work)
     url = f"http://127.0.0.1:{port}"
