@@ -70,12 +70,14 @@ def cpu_seconds(pid: int) -> float:
 
 
 def memory_kb(pid: int, key: str = "VmHWM") -> int:
-    """VmHWM (peak resident set) or VmRSS of one process, in kB."""
-    with contextlib.suppress(OSError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
+    """VmHWM (peak resident set) or VmRSS of a process and its workers, summed, in kB."""
+    total = 0
+    for member in process_tree(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith(key + ":"):
+                    total += int(line.split()[1])
+    return total
 
 
 class Proc:
