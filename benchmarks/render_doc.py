@@ -89,7 +89,36 @@ def _missed(results: dict) -> list[str]:
             )
     check(f("records").get("ratio"), 1.1, True, "records: 1M-seat store / empty store latency")
     check(f("startup").get("ours"), 5.0, True, "start-up seconds")
+    out += _floors(results)
     return out or ["- none: every goal measured is met"]
+
+
+def _floors(results: dict) -> list[str]:
+    """What litellm's own CPU per call makes possible at best, with nothing of ours added."""
+    bare = ((results.get("perseat") or {}).get("figures", {}).get("bare_same") or {}).get("median")
+    if not bare:
+        return []
+    cores = os.cpu_count() or 1
+    lines = []
+    fan = results.get("fanout")
+    if fan:
+        seat_s = fan["options"].get("seat_s", 0.3)
+        floor = (seat_s + 5 * bare / 1000) / seat_s
+        lines.append(
+            f"- floor for fan-out: one process starts and reads back its five litellm calls in "
+            f"turn, {5 * bare:.0f} ms of CPU at {bare:.2f} ms a call, so even a gateway adding "
+            f"nothing would measure about {floor:.3f}"
+        )
+    scale = results.get("scale")
+    if scale:
+        panels, seat_s = scale["options"]["panels"], scale["options"]["seat_s"]
+        cpu = panels * 5 * bare / 1000
+        lines.append(
+            f"- floor for scale: {panels * 5:,} litellm calls at {bare:.2f} ms are {cpu:.0f} s of "
+            f"CPU, at least {cpu / cores:.1f} s on {cores} cores, so p99 / seat time cannot go "
+            f"below about {(seat_s + cpu / cores) / seat_s:.2f} here, whatever the gateway does"
+        )
+    return lines
 
 
 def _litellm_vs_ours(results: dict) -> list[str]:
