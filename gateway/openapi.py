@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.records import PANEL_FIELDS
+from gateway.records import CALL_FIELDS, PANEL_FIELDS
 from gateway.reply import SEAT_FIELDS
 
 _REF = "#/components/schemas/"
@@ -183,23 +183,7 @@ RECORDED = {
 
 CALL_RECORD = {
     "type": "object",
-    "required": [
-        "id",
-        "panel_id",
-        "seat",
-        "alias",
-        "model",
-        "connection",
-        "status",
-        "seconds",
-        "answer",
-        "error",
-        "error_class",
-        "replaces",
-        "replaced_by",
-        "started",
-        "verdict",
-    ],
+    "required": [*CALL_FIELDS, "collection", "verdict"],
     "properties": {
         "id": {"type": "string"},
         "panel_id": {"type": "string"},

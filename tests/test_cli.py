@@ -26,6 +26,18 @@ def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     )
 
 
+def wait_healthy(base: str, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/healthz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{base} was not healthy within {timeout_s} s")
+
+
 def test_help_shows_examples_and_every_command():
     result = run("--help")
     assert result.returncode == 0
@@ -99,14 +111,7 @@ def test_serve_and_simulate_run_as_processes(tmp_path):
     ]
     try:
         base = f"http://127.0.0.1:{gw_port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
+        wait_healthy(base)
         reply = httpx.post(
             f"{base}/v1/chat/completions",
             json={"model": "bench/reviewers", "messages": [{"role": "user", "content": "hi"}]},
@@ -149,13 +154,7 @@ def test_serve_with_two_workers_shares_one_store(tmp_path, sim):
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        wait_healthy(base)
         body = {"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]}
         with ThreadPoolExecutor(10) as pool:
             replies = list(
