@@ -1,0 +1,151 @@
+"""The simulated upstream's state: per-model behaviours, checked strictly, and its request log.
+
+A behaviour is a plain dict (keys in ``BEHAVIOUR_KEYS``). A model's own entry *replaces* the ``"*"``
+fallback entirely. Unknown keys raise ``ValueError`` so that a typo in a test or spec file fails
+loudly instead of silently simulating a healthy model.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+_NUM = (int, float)
+#: Behaviour key -> (accepted types, default). ``None`` as a value always means "use the default".
+BEHAVIOUR_KEYS = MappingProxyType(
+    {
+        "latency_s": (_NUM, 0.0),
+        "answer": ((str,), None),
+        "status": ((int,), 200),
+        "error_message": ((str,), None),
+        "retry_after": (_NUM, None),
+        "retry_after_ms": (_NUM, None),
+        "fail_times": ((int,), None),
+        "hang": ((bool,), False),
+        "empty": ((bool,), False),
+        "chunk_delay_s": (_NUM, 0.0),
+        "stream_cut_after": ((int,), None),
+        "stream_stall_after": ((int,), None),
+        "malformed_chunk": ((bool,), False),
+        "no_done": ((bool,), False),
+        "reset": ((bool,), False),
+        "usage": ((bool,), True),
+    }
+)
+_FAULT_KEYS = (
+    "status",
+    "hang",
+    "reset",
+    "empty",
+    "stream_cut_after",
+    "stream_stall_after",
+    "malformed_chunk",
+    "no_done",
+)
+
+
+def validate_behaviour(behaviour: Any) -> dict:
+    """Return a checked copy of *behaviour*; raise ValueError naming the first bad key."""
+    if not isinstance(behaviour, dict):
+        raise ValueError(f"a simulator behaviour must be a mapping, got {behaviour!r}")
+    for key, value in behaviour.items():
+        if key not in BEHAVIOUR_KEYS:
+            raise ValueError(
+                f"unknown simulator behaviour key {key!r}; known keys: {', '.join(BEHAVIOUR_KEYS)}"
+            )
+        types = BEHAVIOUR_KEYS[key][0]
+        if value is not None and (
+            not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+        ):
+            names = " or ".join(t.__name__ for t in types)
+            raise ValueError(f"simulator behaviour key {key!r} must be {names}, got {value!r}")
+    status = behaviour.get("status")
+    if status is not None and status != 200 and not 400 <= status <= 599:
+        raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")
+    return dict(behaviour)
+
+
+def _models_of(spec: Any) -> dict[str, dict]:
+    """Accept ``{"models": {name: behaviour}}`` or a bare ``{name: behaviour}``; validate all."""
+    if not spec:
+        return {}
+    if not isinstance(spec, dict):
+        raise ValueError(f"a simulator spec must be a mapping, got {type(spec).__name__}")
+    if "models" in spec:
+        if len(spec) > 1:
+            extra = sorted(str(k) for k in spec if k != "models")
+            raise ValueError(f"unknown top-level simulator spec keys: {extra}")
+        spec = spec["models"] or {}
+        if not isinstance(spec, dict):
+            raise ValueError("simulator spec 'models' must be a mapping of name -> behaviour")
+    return {str(name): validate_behaviour(b or {}) for name, b in spec.items()}
+
+
+def load_spec(path: str | Path) -> dict:
+    """Read a YAML or JSON spec file; return it normalised as ``{"models": {...}}``."""
+    text = Path(path).read_text(encoding="utf-8")
+    data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    return {"models": _models_of(data)}
+
+
+class SimState:
+    """All mutable simulator state, owned by one app as ``app.state.sim``.
+
+    It lives on the app, not in module globals, so several simulators (one per test, or one per
+    fake provider in a benchmark) can share a process without seeing each other. Everything runs
+    on the server's single event loop, so plain list appends need no lock.
+    """
+
+    def __init__(self, spec: dict | None = None) -> None:
+        self._spec = _models_of(spec)
+        self.behaviours: dict[str, dict] = {}
+        self.requests: list[dict] = []
+        self._seq: dict[str, int] = {}  # model -> requests since reset (the log's "n")
+        self._attempts: dict[str, int] = {}  # model -> requests since behaviour set (fail_times)
+        self.reset()
+
+    def set(self, model: str, /, **behaviour: Any) -> None:
+        """Replace *model*'s behaviour (``"*"`` = fallback) and restart its fail_times count."""
+        self.behaviours[model] = validate_behaviour(behaviour)
+        if model == "*":  # models riding on the fallback start counting afresh as well
+            self._attempts = {m: c for m, c in self._attempts.items() if m in self.behaviours}
+        else:
+            self._attempts.pop(model, None)
+
+    def reset(self) -> None:
+        """Back to the spec given at creation, with an empty log (cleared in place)."""
+        self.behaviours = {name: dict(b) for name, b in self._spec.items()}
+        self.requests.clear()
+        self._seq.clear()
+        self._attempts.clear()
+
+    def log_for(self, model: str) -> list[dict]:
+        return [r for r in self.requests if r["model"] == model]
+
+    def behaviour_for(self, model: str) -> dict:
+        """The effective behaviour for *model*, with every key present (defaults filled in)."""
+        own = self.behaviours.get(model, self.behaviours.get("*", {}))
+        return {k: d if own.get(k) is None else own[k] for k, (_, d) in BEHAVIOUR_KEYS.items()}
+
+    def begin(self, model: str, payload: dict) -> tuple[dict, int]:
+        """Log a newly arrived request; return its log entry and its fail_times attempt number."""
+        self._seq[model] = n = self._seq.get(model, 0) + 1
+        self._attempts[model] = attempt = self._attempts.get(model, 0) + 1
+        entry = {
+            "model": model,
+            "stream": bool(payload.get("stream")),
+            "started": time.time(),
+            "ended": None,
+            "status": None,
+            "n": n,
+            "outcome": None,
+            "max_tokens": payload.get("max_tokens", payload.get("max_completion_tokens")),
+            "temperature": payload.get("temperature"),
+        }
+        self.requests.append(entry)
+        return entry, attempt
