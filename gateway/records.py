@@ -257,9 +257,6 @@ class SqliteStore(KeyRows):
         ).fetchall()
         return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
 
-    async def integrity(self) -> str:
-        return await self._run(lambda: self._db.execute("PRAGMA integrity_check").fetchone()[0])
-
 
 def _insert_sql(table: str, fields: tuple[str, ...]) -> str:
     names = ", ".join(f'"{name}"' for name in fields)
