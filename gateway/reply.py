@@ -51,6 +51,10 @@ def seat_view(result: SeatResult) -> dict[str, Any]:
     return view
 
 
+def skipped_view(plan: Panel) -> list[dict[str, Any]]:
+    return [{"alias": s.alias, "seat": s.seat, "why": s.why} for s in plan.skipped]
+
+
 def bench_field(facts: PanelFacts, seats: list[SeatResult]) -> dict[str, Any]:
     return {
         "panel": facts.panel_id,
@@ -58,7 +62,7 @@ def bench_field(facts: PanelFacts, seats: list[SeatResult]) -> dict[str, Any]:
         "shape": facts.shape,
         "shape_by": facts.shape_by,
         "seats": [seat_view(r) for r in seats],
-        "skipped": [{"alias": s.alias, "seat": s.seat, "why": s.why} for s in facts.plan.skipped],
+        "skipped": skipped_view(facts.plan),
         "notes": list(facts.plan.notes),
     }
 

@@ -10,7 +10,7 @@ import secrets
 
 from gateway.asking import ChatAsk
 from gateway.errors import BadRequest, NotFound, PayloadTooLarge, Unseatable
-from gateway.reply import PanelFacts
+from gateway.reply import PanelFacts, skipped_view
 from gateway.runtime import Runtime
 from routing import (
     Ask,
@@ -73,7 +73,7 @@ def seat(runtime: Runtime, ask: ChatAsk, key_name: str = "local") -> tuple[Panel
         "shape_by": ask.shape_by,
         "prompt": ask.prompt,
         "key_name": key_name,
-        "skipped": [{"alias": s.alias, "seat": s.seat, "why": s.why} for s in plan.skipped],
+        "skipped": skipped_view(plan),
         "notes": list(plan.notes),
         "reserves": list(plan.reserves),
     }
