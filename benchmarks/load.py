@@ -132,6 +132,28 @@ async def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout_s: f
     raise RuntimeError(f"{url} was not healthy within {timeout_s:g} s")
 
 
+def listening(port: int) -> int:
+    """How many sockets listen on *port* (Linux /proc/net): with `serve --workers N`, each
+    worker listens on a socket of its own once it is ready, so N means every worker is."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    count += 1
+    return count
+
+
+async def wait_listening(port: int, workers: int, timeout_s: float = 90) -> None:
+    """A burst sent while one worker is still starting would all land on the others."""
+    deadline = time.monotonic() + timeout_s
+    while listening(port) < workers:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{workers} workers were not all listening on {port}")
+        await asyncio.sleep(0.05)
+
+
 def family(pid: int) -> list[int]:
     """The gateway process and its worker processes (with `--workers N`), if any."""
     found = [pid]
@@ -261,6 +283,7 @@ async def run_load(
             url = f"http://{HOST}:{gw_port}"
             await wait_healthy(f"http://{HOST}:{sim_port}", sim, sim_log)
             await wait_healthy(url, gateway, gw_log)
+            await wait_listening(gw_port, workers)
             fds_before = open_fds(gateway.pid)
             cpu_before = cpu_seconds(gateway.pid)
 

@@ -11,6 +11,7 @@ Benchwarmers launcher runs its gateway as a child); ``Proc.stop`` is always reac
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -23,6 +24,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from load import wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_BIN = Path(sys.executable).parent  # compare.py runs on the project's venv
@@ -239,6 +242,7 @@ def start_ours(
     url = f"http://127.0.0.1:{port}"
     try:
         proc.wait_ready(url + "/healthz", timeout=ready_timeout)
+        asyncio.run(wait_listening(port, int(argv[-1])))  # start-up is the first 200; load waits
     except BaseException:
         proc.stop()
         raise

@@ -31,10 +31,11 @@ def create_app(
     caller: Caller | None = None,
     clock: Callable[[], float] | None = None,
 ) -> Starlette:
+    way_out = upstream.Upstream() if caller is None else None
     runtime = Runtime(
         config=config,
         store=store if store is not None else open_store(config.store),
-        caller=caller or upstream.complete,
+        caller=caller or way_out.complete,
         clock=clock or time.time,
     )
 
@@ -43,15 +44,16 @@ def create_app(
         await runtime.store.open()
         runtime.ledger.load(await runtime.store.standings())
         runtime.ledger.windows.update(await runtime.store.learned_windows())
-        if caller is None:
-            upstream.know_models([m.served for m in config.catalog.models])
-            await upstream.warm_up()
+        if way_out is not None:
+            await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
         try:
             yield
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
+            if way_out is not None:
+                await way_out.close()
             await runtime.store.close()
 
     app = Starlette(

@@ -165,7 +165,8 @@ def check_config(path: str) -> int:
 def serve(path: str, host: str, port: int, workers: int = 1) -> int:
     import uvicorn
 
-    from gateway.app import create_app
+    from gateway.workers import run as run_workers
+    from gateway.workers import supported as workers_supported
 
     config = load_config(path)
     if not _loopback(host) and not config.gateway.require_keys:
@@ -186,10 +187,14 @@ def serve(path: str, host: str, port: int, workers: int = 1) -> int:
         access_log=False,
         timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
     )
+    if workers > 1 and workers_supported():
+        return run_workers(str(Path(path).resolve()), host, port, workers, options)
     if workers > 1:
         os.environ["BENCH_CONFIG"] = str(Path(path).resolve())
         uvicorn.run("gateway.app:app_from_environment", factory=True, workers=workers, **options)
     else:
+        from gateway.app import create_app
+
         uvicorn.run(create_app(config), **options)
     return 0
 

@@ -103,9 +103,9 @@ class SqliteStore(KeyRows):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.row_factory = sqlite3.Row
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA busy_timeout=5000")
+        _enter_wal(db)
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         migrate(db)
         self._db = db
@@ -256,6 +256,19 @@ class SqliteStore(KeyRows):
             "GROUP BY c.alias, c.shape"
         ).fetchall()
         return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
+
+
+def _enter_wal(db: sqlite3.Connection, tries: int = 50) -> None:
+    """Switching a new file to WAL needs a lock SQLite does not wait for: two workers opening
+    the same new store at once can get 'database is locked' here, so try again briefly."""
+    for attempt in range(tries):
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == tries - 1:
+                raise
+            time.sleep(0.1)
 
 
 def _insert_sql(table: str, fields: tuple[str, ...]) -> str:

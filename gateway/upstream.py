@@ -9,13 +9,19 @@ exceptions become the gateway's own UpstreamError tree here, in one place.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
+import os
 import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import litellm  # the package's __init__ has already made it offline
+import litellm.main
 
+from gateway import inline
 from gateway.errors import (
     UpstreamAuth,
     UpstreamBrokenStream,
@@ -26,12 +32,25 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
+from gateway.gate import Passage, SetupGate
 
 litellm.suppress_debug_info = True
 litellm.telemetry = False
 # No logging callbacks are registered, so nothing receives prompts; (turn_off_message_logging
 # would make litellm deep-copy and redact every call's messages for no reader.)
 
+# Providers whose request set-up is CPU work only (a static key, no credential fetch, no file or
+# network access before the request), so it may run on the event loop (see gateway/inline.py).
+SETUP_INLINE = frozenset(
+    {
+        "openai", "openrouter", "groq", "mistral", "nvidia_nim", "together_ai", "deepseek",
+        "fireworks_ai", "hosted_vllm", "lm_studio", "ollama", "ollama_chat", "xai", "cerebras",
+        "deepinfra", "perplexity", "anthropic", "gemini", "litellm_proxy", "llamafile",
+    }
+)  # fmt: skip
+_PASSAGE: contextvars.ContextVar[Passage | None] = contextvars.ContextVar(
+    "bench_passage", default=None
+)
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 _WAIT = re.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b", re.IGNORECASE)
 
@@ -43,6 +62,91 @@ class Answer:
     tokens_out: int = 0
     first_token_s: float | None = None
     finish_reason: str | None = None
+
+
+class Upstream:
+    """The gateway's way to the providers, opened and closed by the app's lifespan.
+
+    - One shared HTTP session (one connection pool) for every seat call: litellm sends through
+      it (`shared_session`), with no cap on connections per host beyond the panel sizes.
+    - litellm's per-call request set-up runs on the event loop for providers where it is CPU
+      work only, instead of a thread hop each way (gateway/inline.py).
+    - Set-ups pass a gate one at a time, in arrival order, until their request leaves
+      (gateway/gate.py); the session's trace hook says when it does.
+    """
+
+    def __init__(self) -> None:
+        self.session: aiohttp.ClientSession | None = None
+        self.inline_models: frozenset[str] = frozenset()
+        self.gate = SetupGate()
+        self.executor: inline.InlineWhere | None = None
+
+    async def open(self, served: list[str]) -> None:
+        know_models(served)
+        self.inline_models = frozenset(m for m in served if _provider(m) in SETUP_INLINE)
+        self.executor = inline.install(asyncio.get_running_loop(), self._is_setup)
+        trace = aiohttp.TraceConfig()
+        trace.on_request_start.append(_request_leaving)
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, ttl_dns_cache=300),
+            cookie_jar=aiohttp.DummyCookieJar(),  # providers never share cookies through us
+            trust_env=litellm.aiohttp_trust_env or os.environ.get("AIOHTTP_TRUST_ENV") == "True",
+            trace_configs=[trace],
+        )
+        await warm_up()
+
+    async def close(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
+
+    async def complete(
+        self,
+        params: dict[str, Any],
+        messages: list[dict[str, Any]],
+        sampling: dict[str, Any],
+        timeout: float,
+        *,
+        stream: bool = False,
+    ) -> Answer:
+        if self.session is not None:
+            params = {**params, "shared_session": self.session}
+        model = params.get("model", "")
+        async with self.gate.passage(model) as passage:
+            token = _PASSAGE.set(passage)
+            try:
+                answer = await complete(params, messages, sampling, timeout, stream=stream)
+            finally:
+                _PASSAGE.reset(token)
+            self.gate.succeeded(model, passage)
+            return answer
+
+    def _is_setup(self, fn: Any) -> bool:
+        """Is *fn* litellm's set-up of a call to a model whose set-up is CPU work only?
+        (`acompletion` submits ``partial(context.run, partial(completion, **kwargs))``.)"""
+        if not isinstance(fn, functools.partial) or len(fn.args) != 1:
+            return False
+        if not isinstance(getattr(fn.func, "__self__", None), contextvars.Context):
+            return False
+        setup = fn.args[0]
+        return (
+            isinstance(setup, functools.partial)
+            and setup.func is litellm.main.completion
+            and setup.keywords.get("model") in self.inline_models
+        )
+
+
+async def _request_leaving(session: Any, context: Any, params: Any) -> None:
+    passage = _PASSAGE.get()
+    if passage is not None:
+        passage.leave()
+
+
+def _provider(model: str) -> str | None:
+    try:
+        return litellm.get_llm_provider(model)[1]
+    except Exception:  # a model litellm cannot place keeps its set-up in a thread
+        return None
 
 
 def know_models(served: list[str]) -> None:

@@ -125,10 +125,7 @@ def test_serve_and_simulate_run_as_processes(tmp_path):
             proc.wait(timeout=30)
 
 
-def test_serve_with_two_workers_shares_one_store(tmp_path, sim):
-    import sqlite3
-    from concurrent.futures import ThreadPoolExecutor
-
+def _serve_two_workers(tmp_path, sim) -> tuple[subprocess.Popen, int, Path]:
     from tests.conftest import bench_raw
 
     port = free_port()
@@ -137,24 +134,44 @@ def test_serve_with_two_workers_shares_one_store(tmp_path, sim):
     raw["store"] = f"sqlite:///{store}"
     config = tmp_path / "bench.yaml"
     config.write_text(yaml.safe_dump(raw))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gateway.cli",
-            "serve",
-            "--config",
-            str(config),
-            "--port",
-            str(port),
-            "--workers",
-            "2",
-        ],
-        cwd=ROOT,
-    )
+    argv = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+    proc = subprocess.Popen([*argv, "--port", str(port), "--workers", "2"], cwd=ROOT)
+    wait_healthy(f"http://127.0.0.1:{port}")
+    _wait_listening(port, 2)
+    return proc, port, store
+
+
+def _wait_listening(port: int, count: int, timeout_s: float = 60) -> None:
+    from benchmarks.load import listening
+
+    deadline = time.monotonic() + timeout_s
+    while listening(port) != count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    # each worker listens on a socket of its own, so the kernel spreads connections evenly
+    assert listening(port) == count
+
+
+def _workers(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if int(stat[1]) == pid and b"spawn_main" in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def test_serve_with_two_workers_shares_one_store(tmp_path, sim):
+    import sqlite3
+    from concurrent.futures import ThreadPoolExecutor
+
+    proc, port, store = _serve_two_workers(tmp_path, sim)
     try:
         base = f"http://127.0.0.1:{port}"
-        wait_healthy(base)
         body = {"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]}
         with ThreadPoolExecutor(10) as pool:
             replies = list(
@@ -170,3 +187,29 @@ def test_serve_with_two_workers_shares_one_store(tmp_path, sim):
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT COUNT(*) FROM panels").fetchone()[0] == 20
         assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 100
+
+
+def test_a_worker_that_dies_is_replaced_and_the_gateway_keeps_answering(tmp_path, sim):
+    import signal
+
+    proc, port, _ = _serve_two_workers(tmp_path, sim)
+    try:
+        first = _workers(proc.pid)
+        assert len(first) == 2
+        os.kill(first[0], signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            now = _workers(proc.pid)
+            if len(now) == 2 and first[0] not in now:
+                break
+            time.sleep(0.1)
+        assert first[1] in now and len(now) == 2 and first[0] not in now
+        _wait_listening(port, 2)  # the new worker is ready
+        body = {"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]}
+        for _ in range(6):  # fresh connections, spread over both workers
+            url = f"http://127.0.0.1:{port}/v1/chat/completions"
+            reply = httpx.post(url, json=body, timeout=60)
+            assert reply.status_code == 200
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0

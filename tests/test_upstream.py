@@ -67,3 +67,15 @@ def test_rate_limit_errors_become_rate_limited():
 
     exc = litellm.RateLimitError("limited", llm_provider="openai", model="m")
     assert isinstance(upstream.classify(exc, 5), UpstreamRateLimited)
+
+
+def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(gateway, sim):
+    way_out = gateway.runtime.caller.__self__
+    inlined_before = way_out.executor.inlined
+    completion, _ = gateway.ask("bench/trio")
+    assert [s["status"] for s in completion.bench["seats"]] == ["ok"] * 5
+    assert way_out.session is not None and not way_out.session.closed
+    # every seat's request reported leaving through the session's trace hook, so none is silent
+    assert way_out.gate.silent == set()
+    # and litellm's set-up of each of the five calls ran on the event loop, not in a thread
+    assert way_out.executor.inlined - inlined_before == 5
