@@ -8,7 +8,9 @@ server, no records, no routing.
 
     python benchmarks/bare_litellm.py --api-base http://127.0.0.1:PORT/v1 --calls 500 [--stream]
 
-Prints one JSON line: {"calls", "ok", "cpu_s", "wall_s", "cpu_ms_per_call"}.
+Prints one JSON line: {"calls", "ok", "cpu_s", "wall_s", "cpu_ms_per_call", "batch_wall_s"}
+(the median wall time of one batch: with `--batch 1` and a slow upstream, what one seat asked
+alone costs through litellm; with `--batch 5`, a panel's five seats made bare).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
 import json  # noqa: E402
+import statistics  # noqa: E402
 import time  # noqa: E402
 
 import litellm  # noqa: E402
@@ -68,11 +71,14 @@ async def main_async(args) -> dict:
     for _ in range(max(1, args.warmup // args.batch)):
         await batch(args.api_base, args.batch, args.stream)
     ok = calls = 0
+    walls: list[float] = []
     cpu0, wall0 = time.process_time(), time.monotonic()
     deadline = wall0 + args.max_seconds
     while calls < args.calls and time.monotonic() < deadline:
         size = min(args.batch, args.calls - calls)
+        began = time.monotonic()
         ok += await batch(args.api_base, size, args.stream)
+        walls.append(time.monotonic() - began)
         calls += size
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
     return {
@@ -81,6 +87,7 @@ async def main_async(args) -> dict:
         "cpu_s": round(cpu, 4),
         "wall_s": round(wall, 4),
         "cpu_ms_per_call": round(1000 * cpu / max(1, calls), 4),
+        "batch_wall_s": round(statistics.median(walls), 5) if walls else None,
     }
 
 

@@ -55,9 +55,11 @@ def _cpu_ms(
     return 1000 * cpu / (requests * per_request), got.failed()
 
 
-def _bare(sim: str, calls: int, stream: bool) -> float:
+def bare(sim: str, calls: int, stream: bool = False, batch: int = 5, warmup: int = 25) -> dict:
+    """Run the bare litellm loop (its own process) and return its JSON figures."""
     argv = [sys.executable, str(HERE / "bare_litellm.py"), "--api-base", f"{sim}/v1"]
-    argv += ["--calls", str(calls), *(["--stream"] if stream else [])]
+    argv += ["--calls", str(calls), "--batch", str(batch), "--warmup", str(warmup)]
+    argv += ["--stream"] if stream else []
     env = {**os.environ, **t.OFFLINE_ENV}
     done = subprocess.run(
         argv, capture_output=True, text=True, timeout=600, env=env, stdin=subprocess.DEVNULL
@@ -67,7 +69,7 @@ def _bare(sim: str, calls: int, stream: bool) -> float:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     if result["ok"] != result["calls"]:
         raise RuntimeError(f"bare litellm loop: only {result['ok']}/{result['calls']} calls ok")
-    return result["cpu_ms_per_call"]
+    return result
 
 
 def _variant() -> tuple[str, object]:
@@ -128,18 +130,18 @@ def perseat(ctx: Ctx) -> dict:
                         headers=headers,
                     ),
                 )
-            keep("bare_stream", _bare(sim_url, panels * SEATS, stream=True))
-            keep("bare_plain", _bare(sim_url, panels * SEATS, stream=False))
+            keep("bare_stream", bare(sim_url, panels * SEATS, stream=True)["cpu_ms_per_call"])
+            keep("bare_plain", bare(sim_url, panels * SEATS)["cpu_ms_per_call"])
     figures = {k: summary(v) for k, v in per.items()}
-    bare = {
+    same_mode = {
         label: per.get("bare_stream" if modes.get(label) else "bare_plain", [])
         for label in ("ours", "ours_variant")
     }
-    figures["bare_same"] = summary(bare["ours"])
-    figures["bare_other"] = summary(bare["ours_variant"])
+    figures["bare_same"] = summary(same_mode["ours"])
+    figures["bare_other"] = summary(same_mode["ours_variant"])
     figures["ours_vs_proxy"] = ratios(per.get("ours", []), per.get("proxy", []))
-    figures["ours_vs_bare"] = ratios(per.get("ours", []), bare["ours"])
-    figures["variant_vs_bare"] = ratios(per.get("ours_variant", []), bare["ours_variant"])
+    figures["ours_vs_bare"] = ratios(per.get("ours", []), same_mode["ours"])
+    figures["variant_vs_bare"] = ratios(per.get("ours_variant", []), same_mode["ours_variant"])
     options = {
         "panels": panels,
         "calls": panels * SEATS,

@@ -17,6 +17,7 @@ import load_client as lc
 import rivals
 import targets as t
 from context import Ctx
+from measure_cost import bare
 from report import ratios, summary
 
 SEATS = 5
@@ -36,13 +37,21 @@ def _start(name: str, ctx: Ctx, sim: str, **gateway) -> tuple[t.Proc, str]:
 
 
 def fanout(ctx: Ctx, seat_s: float = 0.3) -> dict:
-    """Panel wall time (as the client sees it) over the slowest seat's configured latency."""
-    per: dict[str, list[float]] = {"ours": [], "seed": []}
+    """Panel wall time (as the client sees it) over the slowest seat's configured latency.
+
+    For scale, the same run also times litellm made bare against the same upstream: one call
+    alone (what a single seat costs through litellm, with nothing else in the process) and five
+    at once (a panel's seats with no gateway around them)."""
+    per: dict[str, list[float]] = {"ours": [], "seed": [], "bare_one": [], "bare_five": []}
     for run in range(ctx.runs):
         ctx.check_quiet(f"fan-out run {run + 1}")
         with contextlib.ExitStack() as stack:
             sim, sim_url = t.start_sim(ctx.work, seat_s)
             stack.callback(sim.stop)
+            for key, size in (("bare_one", 1), ("bare_five", SEATS)):
+                got = bare(sim_url, size * ctx.fanout_panels, batch=size, warmup=size * 3)
+                per[key].append(got["batch_wall_s"] / seat_s)
+                ctx.log(f"fan-out run {run + 1} bare litellm, {size} at once: {per[key][-1]:.3f}")
             for name in ("ours", "seed") if run % 2 == 0 else ("seed", "ours"):
                 proc, url = _start(name, ctx, sim_url)
                 with proc:
@@ -138,12 +147,7 @@ def throughput(ctx: Ctx, seat_s: float = 0.2, levels: tuple[int, ...] = (20, 100
     }
 
 
-# litellm's shared aiohttp connector allows 500 connections per host by default (its
-# AIOHTTP_CONNECTOR_LIMIT_PER_HOST); the variant lifts that, to show what the limit costs.
-UNCAPPED = {"AIOHTTP_CONNECTOR_LIMIT": "100000", "AIOHTTP_CONNECTOR_LIMIT_PER_HOST": "100000"}
-
-
-def scale(ctx: Ctx, variant: bool = True) -> dict:
+def scale(ctx: Ctx) -> dict:
     """N panels at once, each of five seats that take seat_s: all must answer, p99 near seat_s.
     Seats may take 4x their time plus a minute before the gateway gives up on them, and the
     client waits a minute longer than that, so the figures show what the gateway does."""
@@ -152,54 +156,52 @@ def scale(ctx: Ctx, variant: bool = True) -> dict:
     per: dict[str, list] = {}
     for run in range(ctx.runs):
         ctx.check_quiet(f"scale run {run + 1}")
-        for label, env in (("", {}), ("uncapped_", UNCAPPED)) if variant else (("", {}),):
-            with contextlib.ExitStack() as stack:
-                sim, sim_url = t.start_sim(ctx.work, seat_s)
-                stack.callback(sim.stop)
-                store = ctx.work / f"store-{time.monotonic_ns()}.db"
-                config = t.ours_config(ctx.work, sim_url, store, seat_timeout)
-                proc, url = t.start_ours(ctx.work, config, env=env)
-                with proc:
-                    rss0 = t.memory_kb(proc.pid, "VmRSS")
-                    got = asyncio.run(
-                        lc.burst(
-                            url + "/v1/chat/completions",
-                            PANEL,
-                            n,
-                            lc.panel_check(SEATS),
-                            timeout_s=seat_timeout + 60,
-                        )
+        with contextlib.ExitStack() as stack:
+            sim, sim_url = t.start_sim(ctx.work, seat_s)
+            stack.callback(sim.stop)
+            store = ctx.work / f"store-{time.monotonic_ns()}.db"
+            config = t.ours_config(ctx.work, sim_url, store, seat_timeout)
+            proc, url = t.start_ours(ctx.work, config)
+            with proc:
+                rss0 = t.memory_kb(proc.pid, "VmRSS")
+                got = asyncio.run(
+                    lc.burst(
+                        url + "/v1/chat/completions",
+                        PANEL,
+                        n,
+                        lc.panel_check(SEATS),
+                        timeout_s=seat_timeout + 60,
                     )
-                    peak = t.memory_kb(proc.pid, "VmHWM")
-                upstream = t.upstream_concurrency(sim_url)
-            p99 = got.percentile(0.99)
-            for key, value in (
-                ("answered", len(got.ok())),
-                ("p50", got.percentile(0.5)),
-                ("p99", p99),
-                ("p99_ratio", p99 / seat_s if p99 else None),
-                ("peak_rss_mb", peak / 1024),
-                ("upstream_peak", upstream),
-                ("client_cpu", got.client_cpu),
-                ("failed", got.failed()),
-            ):
-                per.setdefault(label + key, []).append(value)
-            ctx.log(
-                f"scale run {run + 1} {label or 'default'}: {len(got.ok())}/{n} answered, "
-                f"p50 {got.percentile(0.5) or 0:.1f} s, p99 {p99 or 0:.1f} s, RSS {rss0 / 1024:.0f}"
-                f" MB before, peak {peak / 1024:.0f} MB; at most {upstream} seat calls open at once"
-            )
-            if got.failed():
-                ctx.note(
-                    f"scale run {run + 1} {label or 'default'}: {got.failed()} of {n} panels "
-                    f"not fully answered: {got.errors()}"
                 )
+                peak = t.memory_kb(proc.pid, "VmHWM")
+            upstream = t.upstream_concurrency(sim_url)
+        p99 = got.percentile(0.99)
+        for key, value in (
+            ("answered", len(got.ok())),
+            ("p50", got.percentile(0.5)),
+            ("p99", p99),
+            ("p99_ratio", p99 / seat_s if p99 else None),
+            ("peak_rss_mb", peak / 1024),
+            ("upstream_peak", upstream),
+            ("client_cpu", got.client_cpu),
+            ("failed", got.failed()),
+        ):
+            per.setdefault(key, []).append(value)
+        ctx.log(
+            f"scale run {run + 1}: {len(got.ok())}/{n} answered, "
+            f"p50 {got.percentile(0.5) or 0:.1f} s, p99 {p99 or 0:.1f} s, RSS {rss0 / 1024:.0f}"
+            f" MB before, peak {peak / 1024:.0f} MB; at most {upstream} seat calls open at once"
+        )
+        if got.failed():
+            ctx.note(
+                f"scale run {run + 1}: {got.failed()} of {n} panels "
+                f"not fully answered: {got.errors()}"
+            )
     return {
         "figures": {k: summary(v) for k, v in per.items()},
         "options": {
             "panels": n,
             "seat_s": seat_s,
             "seat_timeout_s": seat_timeout,
-            "variant_env": " ".join(f"{k}={v}" for k, v in UNCAPPED.items()),
         },
     }
