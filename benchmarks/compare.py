@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     # SIGTERM unwinds like Ctrl-C, so every `finally` stops the processes it started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    chosen = [m.strip() for m in (args.only or ",".join(MEASURES)).split(",") if m.strip()]
+    only = args.only if args.only is not None else ",".join(MEASURES)  # --only= : none
+    chosen = [m.strip() for m in only.split(",") if m.strip()]
     unknown = [m for m in chosen if m not in MEASURES]
     if unknown or (args.runs is not None and args.runs < 1):
         print(f"unknown measure(s) {unknown}; known: {', '.join(MEASURES)}", file=sys.stderr)

@@ -10,60 +10,82 @@ out and are read as they arrive, and the first panels in are the first out.
 
 A passage is held until its request leaves (the HTTP session's trace hook calls `leave`) or for
 at most `hold_s`; a model whose calls are sent some other way and never say so is let through
-without queueing once one of its calls has succeeded in silence.
+without queueing once one of its calls has succeeded in silence. The turn is handed straight to
+the longest waiter, so a call arriving later can never take it first (no waiter starves).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import AsyncIterator
 
 
 class Passage:
     """One call's turn at the gate; `leave` ends the turn (the request is on its way)."""
 
-    def __init__(self, turn: asyncio.Future | None) -> None:
-        self._turn = turn
+    def __init__(self, gate: SetupGate | None) -> None:
+        self._gate = gate
         self.left = False
 
     def leave(self) -> None:
         self.left = True
-        if self._turn is not None and not self._turn.done():
-            self._turn.set_result(None)
+        self.end()
+
+    def end(self) -> None:
+        gate, self._gate = self._gate, None
+        if gate is not None:
+            gate._hand_on()
 
 
 class SetupGate:
     def __init__(self, hold_s: float = 0.05) -> None:
         self.hold_s = hold_s
         self.silent: set[str] = set()  # models whose requests never report leaving
-        self._slot = asyncio.Semaphore(1)  # waiters are served in arrival order
+        self._busy = False
+        self._waiting: deque[asyncio.Future] = deque()
 
     @contextlib.asynccontextmanager
     async def passage(self, key: str) -> AsyncIterator[Passage]:
         """Wait for the turn of *key*'s call, then hold it while the caller sets the call up.
-        The caller marks success with `succeeded` (on the yielded passage) to teach silence."""
+        The caller reports success with `succeeded`, so that silence can be learned."""
         if key in self.silent:
             yield Passage(None)
             return
-        await self._slot.acquire()
-        loop = asyncio.get_running_loop()
-        turn = loop.create_future()
-        turn.add_done_callback(lambda _: self._slot.release())
-        passage = Passage(turn)
-        timer = loop.call_later(self.hold_s, _end, turn)
+        await self._turn()
+        passage = Passage(self)
+        timer = asyncio.get_running_loop().call_later(self.hold_s, passage.end)
         try:
             yield passage
         finally:
             timer.cancel()
-            _end(turn)
+            passage.end()
 
     def succeeded(self, key: str, passage: Passage) -> None:
         """A call that succeeded without ever saying its request left is sent another way."""
         if not passage.left:
             self.silent.add(key)
 
+    async def _turn(self) -> None:
+        if not self._busy and not self._waiting:
+            self._busy = True
+            return
+        turn = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._hand_on()  # handed the turn just as we were cancelled: pass it on
+            else:
+                self._waiting.remove(turn)
+            raise
 
-def _end(turn: asyncio.Future) -> None:
-    if not turn.done():
-        turn.set_result(None)
+    def _hand_on(self) -> None:
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)  # the turn passes straight to the longest waiter
+                return
+        self._busy = False
