@@ -9,9 +9,12 @@ another in arrival order: each request leaves as soon as it is ready, answers co
 out and are read as they arrive, and the first panels in are the first out.
 
 A passage is held until its request leaves (the HTTP session's trace hook calls `leave`) or for
-at most `hold_s`; a model whose calls are sent some other way and never say so is let through
-without queueing once one of its calls has succeeded in silence. The turn is handed straight to
-the longest waiter, so a call arriving later can never take it first (no waiter starves).
+at most `hold_s`, 5 ms: an idle loop sets a call up in about 2 ms, so panels are served in turn;
+a loop busy with many panels stretches each set-up over many of its steps, and then the next
+set-up starts after 5 ms anyway, so the gate never leaves the CPU idle under load. A model whose
+calls are sent some other way and never say so is let through without queueing once one of its
+calls has succeeded in silence. The turn is handed straight to the longest waiter, so a call
+arriving later can never take it first (no waiter starves).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ class Passage:
 
 
 class SetupGate:
-    def __init__(self, hold_s: float = 0.05) -> None:
+    def __init__(self, hold_s: float = 0.005) -> None:
         self.hold_s = hold_s
         self.silent: set[str] = set()  # models whose requests never report leaving
         self._busy = False
@@ -78,7 +81,7 @@ class SetupGate:
         except asyncio.CancelledError:
             if turn.done() and not turn.cancelled():
                 self._hand_on()  # handed the turn just as we were cancelled: pass it on
-            else:
+            elif turn in self._waiting:  # (a hand-on may already have dropped it)
                 self._waiting.remove(turn)
             raise
 

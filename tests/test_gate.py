@@ -106,3 +106,48 @@ def test_an_inline_job_that_raises_hands_the_error_to_its_awaiter():
             return str(exc)
 
     assert asyncio.run(main()) == "set-up failed"
+
+
+def test_a_waiting_set_up_is_never_overtaken_by_a_later_arrival():
+    async def main():
+        gate, order = SetupGate(hold_s=5), []
+        holding = gate.passage("m")
+        first = await holding.__aenter__()
+
+        async def call(name: str):
+            async with gate.passage("m") as passage:
+                order.append(name)
+                passage.leave()
+
+        queued = asyncio.create_task(call("queued"))
+        await asyncio.sleep(0)  # it is waiting for the turn now
+        first.leave()  # the turn goes to the waiter...
+        late = asyncio.create_task(call("late"))  # ...and one arriving now comes after it
+        await asyncio.gather(queued, late)
+        await holding.__aexit__(None, None, None)
+        return order
+
+    assert asyncio.run(main()) == ["queued", "late"]
+
+
+def test_a_waiter_cancelled_in_the_queue_does_not_block_the_ones_behind_it():
+    async def main():
+        gate, order = SetupGate(hold_s=5), []
+        holding = gate.passage("m")
+        first = await holding.__aenter__()
+
+        async def call(name: str):
+            async with gate.passage("m") as passage:
+                order.append(name)
+                passage.leave()
+
+        gone, kept = asyncio.create_task(call("gone")), asyncio.create_task(call("kept"))
+        await asyncio.sleep(0)
+        gone.cancel()
+        await asyncio.sleep(0)
+        first.leave()
+        await asyncio.wait_for(kept, 1)
+        await holding.__aexit__(None, None, None)
+        return order
+
+    assert asyncio.run(main()) == ["kept"]
