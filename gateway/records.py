@@ -103,7 +103,7 @@ class SqliteStore(KeyRows):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.row_factory = sqlite3.Row
-        db.execute("PRAGMA busy_timeout=5000")
+        db.execute("PRAGMA busy_timeout=10000")
         _enter_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
@@ -147,17 +147,28 @@ class SqliteStore(KeyRows):
                 outcomes = [self._insert_one(item) for item in batch]  # only a bad row fails
             loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
 
-    def _insert_all(self, batch) -> None:
+    def _insert_all(self, batch, tries: int = 20) -> None:
+        """One transaction for the batch. It takes the write lock up front (BEGIN IMMEDIATE, which
+        waits out another worker's writes for busy_timeout), and tries again for a while if the
+        store stays locked: an answered seat is never dropped for a moment of contention."""
         db = self._db
         assert db is not None
-        db.execute("BEGIN")
-        try:
-            for table, fields, row, _ in batch:
-                db.execute(_INSERTS[table], [_dump(name, row.get(name)) for name in fields])
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        for attempt in range(tries):
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == tries - 1:
+                    raise
+                time.sleep(0.05)
+                continue
+            try:
+                for table, fields, row, _ in batch:
+                    db.execute(_INSERTS[table], [_dump(name, row.get(name)) for name in fields])
+                db.execute("COMMIT")
+                return
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     def _insert_one(self, item) -> BaseException | None:
         try:
