@@ -114,15 +114,10 @@ def test_a_waiting_set_up_is_never_overtaken_by_a_later_arrival():
         holding = gate.passage("m")
         first = await holding.__aenter__()
 
-        async def call(name: str):
-            async with gate.passage("m") as passage:
-                order.append(name)
-                passage.leave()
-
-        queued = asyncio.create_task(call("queued"))
+        queued = asyncio.create_task(_call(gate, order, "queued"))
         await asyncio.sleep(0)  # it is waiting for the turn now
         first.leave()  # the turn goes to the waiter...
-        late = asyncio.create_task(call("late"))  # ...and one arriving now comes after it
+        late = asyncio.create_task(_call(gate, order, "late"))  # ...one arriving now is after it
         await asyncio.gather(queued, late)
         await holding.__aexit__(None, None, None)
         return order
@@ -136,12 +131,8 @@ def test_a_waiter_cancelled_in_the_queue_does_not_block_the_ones_behind_it():
         holding = gate.passage("m")
         first = await holding.__aenter__()
 
-        async def call(name: str):
-            async with gate.passage("m") as passage:
-                order.append(name)
-                passage.leave()
-
-        gone, kept = asyncio.create_task(call("gone")), asyncio.create_task(call("kept"))
+        gone = asyncio.create_task(_call(gate, order, "gone"))
+        kept = asyncio.create_task(_call(gate, order, "kept"))
         await asyncio.sleep(0)
         gone.cancel()
         await asyncio.sleep(0)
@@ -151,3 +142,10 @@ def test_a_waiter_cancelled_in_the_queue_does_not_block_the_ones_behind_it():
         return order
 
     assert asyncio.run(main()) == ["kept"]
+
+
+async def _call(gate: SetupGate, order: list[str], name: str) -> None:
+    """A call whose set-up leaves at once, noting when it got its turn."""
+    async with gate.passage("m") as passage:
+        order.append(name)
+        passage.leave()
