@@ -7,6 +7,7 @@ import contextlib
 import gc
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable
 
@@ -48,6 +49,7 @@ def create_app(
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         _freeze_start_up_objects()
+        _share_the_interpreter()
         runtime.ready = True
         try:
             yield
@@ -85,6 +87,14 @@ def _freeze_start_up_objects() -> None:
     a pause any panel caught in it would wear. Frozen, collections walk only newer objects."""
     gc.collect()
     gc.freeze()
+
+
+def _share_the_interpreter() -> None:
+    """Hand the GIL between threads every 0.5 ms instead of 5 ms. The record writer thread
+    holds SQLite's write lock while it waits for the GIL between its statements; with the event
+    loop busy and the default interval, one batch could keep the store locked for seconds and
+    stall every other worker's seats (at 100 concurrent panels: slowest 10-17 s, 1.4 s after)."""
+    sys.setswitchinterval(0.0005)
 
 
 async def _drain(runtime: Runtime, timeout: float) -> None:
