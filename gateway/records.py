@@ -104,7 +104,9 @@ class SqliteStore(KeyRows):
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA busy_timeout=10000")
-        _enter_wal(db)
+        # Switching a new file to WAL takes a lock SQLite does not wait for: two workers opening
+        # the same new store at once can get 'database is locked' here.
+        _while_locked(db, "PRAGMA journal_mode=WAL", tries=50, pause_s=0.1)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         migrate(db)
@@ -153,22 +155,14 @@ class SqliteStore(KeyRows):
         store stays locked: an answered seat is never dropped for a moment of contention."""
         db = self._db
         assert db is not None
-        for attempt in range(tries):
-            try:
-                db.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == tries - 1:
-                    raise
-                time.sleep(0.05)
-                continue
-            try:
-                for table, fields, row, _ in batch:
-                    db.execute(_INSERTS[table], [_dump(name, row.get(name)) for name in fields])
-                db.execute("COMMIT")
-                return
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        _while_locked(db, "BEGIN IMMEDIATE", tries=tries, pause_s=0.05)
+        try:
+            for table, fields, row, _ in batch:
+                db.execute(_INSERTS[table], [_dump(name, row.get(name)) for name in fields])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _insert_one(self, item) -> BaseException | None:
         try:
@@ -269,17 +263,16 @@ class SqliteStore(KeyRows):
         return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
 
 
-def _enter_wal(db: sqlite3.Connection, tries: int = 50) -> None:
-    """Switching a new file to WAL needs a lock SQLite does not wait for: two workers opening
-    the same new store at once can get 'database is locked' here, so try again briefly."""
+def _while_locked(db: sqlite3.Connection, sql: str, *, tries: int, pause_s: float) -> None:
+    """Run *sql*, trying again after *pause_s* while another worker keeps the store locked."""
     for attempt in range(tries):
         try:
-            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(sql)
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or attempt == tries - 1:
                 raise
-            time.sleep(0.1)
+            time.sleep(pause_s)
 
 
 def _insert_sql(table: str, fields: tuple[str, ...]) -> str:
