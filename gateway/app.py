@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import upstream
+from gateway.board import Board
 from gateway.endpoints import ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
 from gateway.records import RecordStore, open_store
@@ -32,20 +33,24 @@ def create_app(
     store: RecordStore | None = None,
     caller: Caller | None = None,
     clock: Callable[[], float] | None = None,
+    board: Board | None = None,
 ) -> Starlette:
+    """*board*: the one a gateway's workers share (gateway/workers.py); else one of its own."""
     way_out = upstream.Upstream() if caller is None else None
     runtime = Runtime(
         config=config,
         store=store if store is not None else open_store(config.store),
         caller=caller or way_out.complete,
         clock=clock or time.time,
+        board=board or Board.private(),
     )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         await runtime.store.open()
-        runtime.ledger.load(await runtime.store.standings())
-        runtime.ledger.windows.update(await runtime.store.learned_windows())
+        if not runtime.ledger.loaded:  # (a worker started again finds the figures live)
+            standings = await runtime.store.standings()
+            runtime.ledger.load(standings, await runtime.store.learned_windows())
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         _freeze_start_up_objects()

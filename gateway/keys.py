@@ -17,8 +17,8 @@ from typing import Any
 
 from starlette.requests import Request
 
+from gateway.board import WINDOW_S, Board
 from gateway.errors import Forbidden, TooManyRequests, Unauthorized
-from gateway.limits import WINDOW_S, Window
 
 PREFIX = "bwk_"
 LOCAL = "local"
@@ -77,12 +77,12 @@ def presented(request: Request) -> str | None:
 class Gatekeeper:
     """Checks the key on each request; caches lookups briefly so a request costs no store read."""
 
-    def __init__(self, store: Any, required: bool, clock=time.time) -> None:
+    def __init__(self, store: Any, required: bool, board: Board, clock=time.time) -> None:
         self.store = store
         self.required = required
+        self.board = board  # a key's rpm counts its requests to every worker
         self.clock = clock
         self._cache: dict[str, tuple[dict | None, float]] = {}
-        self._windows: dict[str, Window] = {}
         self._touched: dict[str, float] = {}
 
     async def caller(self, request: Request) -> Caller:
@@ -117,17 +117,17 @@ class Gatekeeper:
     async def _count(self, record: dict) -> None:
         now = self.clock()
         name = record["name"]
-        if record["rpm"]:
-            window = self._windows.setdefault(name, Window(record["rpm"]))
-            window.cap = record["rpm"]
-            if window.used(now) >= window.cap:
-                oldest = min(s.started for s in window.slots)
-                wait = max(1, int(oldest + WINDOW_S - now) + 1)
-                raise TooManyRequests(
-                    f"Gateway key {name!r} is over its {window.cap} requests per minute.",
-                    headers={"Retry-After": str(wait)},
-                )
-            window.take(now).done = True
+        cap = record["rpm"]
+        if cap:
+            ring = f"key:{name}"
+            with self.board.locked():
+                if isinstance(self.board.take([(ring, cap)], now, in_flight=False), str):
+                    oldest = self.board.oldest(ring, cap, now) or now
+                    wait = max(1, int(oldest + WINDOW_S - now) + 1)
+                    raise TooManyRequests(
+                        f"Gateway key {name!r} is over its {cap} requests per minute.",
+                        headers={"Retry-After": str(wait)},
+                    )
         if now - self._touched.get(name, 0.0) > _TOUCH_S:
             self._touched[name] = now
             await self.store.touch_key(name, now)

@@ -1,107 +1,131 @@
 """The live figures routing reads: when each model last sat, how it did, what verdicts it earned.
 
-Loaded from the records at start-up, then kept current in memory as panels are seated, seats
-finish and verdicts arrive, so choosing a panel never reads the store. Seating is marked in the
-same event-loop step that chose the panel, which is what makes concurrent panels rotate.
+Loaded from the records when the gateway starts, then kept current as panels are seated, seats
+finish and verdicts arrive, so choosing a panel never reads the store. The figures live on the
+board (gateway/board.py), so every worker reads the same ones; seating is marked under the
+board's lock in the same step that chose the panel, which is what makes concurrent panels rotate,
+in one worker or across several.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from types import MappingProxyType
 from typing import Any
 
+from gateway.board import Board
 from routing import Evidence, Standing
 
-
-@dataclass
-class _Figures:
-    last_seated: float | None = None
-    seated: int = 0
-    answered: int = 0
-    useful: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    judged: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+_LOADED, _LATEST = "ledger:loaded", "ledger:latest"
 
 
 class Ledger:
-    def __init__(self) -> None:
-        self._figures: dict[str, _Figures] = defaultdict(_Figures)
-        self._latest = float("-inf")
-        self.windows: dict[str, int] = {}  # context windows learned from providers
+    def __init__(self, board: Board, aliases: Iterable[str]) -> None:
+        self.board = board
+        self.aliases = tuple(aliases)
 
-    def load(self, standings: dict[str, Any]) -> None:
-        for row in standings.get("seats", ()):
-            figures = self._figures[row["alias"]]
-            figures.seated = row["seated"] or 0
-            figures.answered = row["answered"] or 0
-            figures.last_seated = row["last_seated"]
-            if row["last_seated"] is not None:
-                self._latest = max(self._latest, row["last_seated"])
-        for row in standings.get("verdicts", ()):
-            figures = self._figures[row["alias"]]
-            figures.useful[row["shape"]] += row["useful"] or 0
-            figures.judged[row["shape"]] += row["judged"] or 0
+    @property
+    def loaded(self) -> bool:
+        return self.board.numbers(_LOADED)[0] == 1.0
+
+    def load(self, standings: dict[str, Any], windows: dict[str, int]) -> None:
+        """Take the figures from the records, unless another worker already has."""
+        board = self.board
+        with board.locked():
+            if self.loaded:
+                return
+            latest = 0.0
+            for row in standings.get("seats", ()):
+                last = row["last_seated"]
+                board.write(_seated(row["alias"]), row["seated"] or 0, last or 0.0)
+                board.write(_answered(row["alias"]), row["answered"] or 0)
+                latest = max(latest, last or 0.0)
+            board.write(_LATEST, latest)
+            for row in standings.get("verdicts", ()):
+                useful, judged = row["useful"] or 0, row["judged"] or 0
+                board.add(_verdicts(row["alias"], row["shape"]), useful, judged)
+                board.add(_verdicts(row["alias"]), useful, judged)
+            for alias, window in windows.items():
+                board.write(_window(alias), window)
+            board.write(_LOADED, 1.0)
 
     def seated(self, alias: str, now: float) -> float:
         """Mark a model seated; times are made strictly increasing so the order of seating is kept
         even when the clock has not moved between two panels."""
-        at = max(now, self._latest + 1e-6)
-        self._latest = at
-        figures = self._figures[alias]
-        figures.last_seated = at
-        figures.seated += 1
+        with self.board.locked():
+            at = max(now, self.board.numbers(_LATEST)[0] + 1e-6)
+            self.board.write(_LATEST, at)
+            self.board.write(_seated(alias), self.board.numbers(_seated(alias))[0] + 1, at)
         return at
 
     def learn_window(self, alias: str, window: int) -> bool:
         """Remember a provider's stated context window; it only ever goes down."""
-        known = self.windows.get(alias)
-        if known is not None and known <= window:
-            return False
-        self.windows[alias] = window
+        with self.board.locked():
+            known = self.board.numbers(_window(alias))[0]
+            if known and known <= window:
+                return False
+            self.board.write(_window(alias), window)
         return True
 
     def useful_on(self, alias: str, shape: str) -> int:
-        figures = self._figures.get(alias)
-        return figures.useful.get(shape, 0) if figures else 0
+        return int(self.board.numbers(_verdicts(alias, shape))[0])
 
     def answered(self, alias: str) -> None:
-        self._figures[alias].answered += 1
+        self.board.add(_answered(alias), 1)
 
     def verdict(self, alias: str, shape: str, useful: bool, previous: bool | None) -> None:
         """Count a verdict, replacing the call's previous one (None: it had none)."""
-        figures = self._figures[alias]
-        if previous is None:
-            figures.judged[shape] += 1
-        elif previous:
-            figures.useful[shape] -= 1
-        if useful:
-            figures.useful[shape] += 1
+        useful_change = (1 if useful else 0) - (1 if previous else 0)
+        judged_change = 1 if previous is None else 0
+        with self.board.locked():
+            for cell in (_verdicts(alias, shape), _verdicts(alias)):
+                self.board.add(cell, useful_change, judged_change)
 
-    def evidence(self, cooling: dict[str, float]) -> Evidence:
-        standings = {
-            alias: Standing(
-                last_seated=f.last_seated,
-                seated=f.seated,
-                useful=MappingProxyType(dict(f.useful)),
-                judged=MappingProxyType(dict(f.judged)),
-                cooling_until=cooling.get(alias),
-                window=self.windows.get(alias),
-            )
-            for alias, f in self._figures.items()
-        }
-        for alias in cooling.keys() | self.windows.keys():
-            standings.setdefault(
-                alias, Standing(cooling_until=cooling.get(alias), window=self.windows.get(alias))
-            )
+    def evidence(self, cooling: dict[str, float], shape: str) -> Evidence:
+        """Every model's standing, with its verdicts on *shape* (the one routing asks about)."""
+        standings = {}
+        with self.board.locked():
+            for alias in self.aliases:
+                seated, last = self.board.numbers(_seated(alias))
+                useful, judged = self.board.numbers(_verdicts(alias, shape))
+                window = self.board.numbers(_window(alias))[0]
+                standings[alias] = Standing(
+                    last_seated=last if seated else None,
+                    seated=int(seated),
+                    useful=MappingProxyType({shape: int(useful)}),
+                    judged=MappingProxyType({shape: int(judged)}),
+                    cooling_until=cooling.get(alias),
+                    window=int(window) if window else None,
+                )
         return Evidence(MappingProxyType(standings))
 
     def row(self, alias: str) -> dict[str, Any]:
-        f = self._figures.get(alias) or _Figures()
+        with self.board.locked():
+            seated, last = self.board.numbers(_seated(alias))
+            useful, judged = self.board.numbers(_verdicts(alias))
+            answered = self.board.numbers(_answered(alias))[0]
         return {
-            "seated": f.seated,
-            "answered": f.answered,
-            "useful": sum(f.useful.values()),
-            "judged": sum(f.judged.values()),
-            "last_seated": f.last_seated,
+            "seated": int(seated),
+            "answered": int(answered),
+            "useful": int(useful),
+            "judged": int(judged),
+            "last_seated": last if seated else None,
         }
+
+
+def _seated(alias: str) -> str:
+    return f"seated:{alias}"  # (count, last seated)
+
+
+def _answered(alias: str) -> str:
+    return f"answered:{alias}"
+
+
+def _verdicts(alias: str, shape: str | None = None) -> str:
+    """(useful, judged) on one shape, or on every shape together. (Aliases and shapes may hold
+    any printable character, so a control character keeps the two apart.)"""
+    return f"verdicts:{alias}" if shape is None else f"verdicts:{alias}\x1f{shape}"
+
+
+def _window(alias: str) -> str:
+    return f"window:{alias}"

@@ -1,6 +1,7 @@
 """What every request shares: config, record store, live figures, limits, the clock, the caller.
 
-Built once per app by the factory; nothing here is module-level state.
+Built once per app by the factory; nothing here is module-level state. The live figures and the
+limits sit on the board, which the workers of one gateway share (gateway/board.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.board import Board
 from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
 from gateway.limits import Limits
@@ -27,15 +29,19 @@ class Runtime:
     store: RecordStore
     caller: Caller
     clock: Callable[[], float] = time.time
-    ledger: Ledger = field(default_factory=Ledger)
+    board: Board = field(default_factory=Board.private)
+    ledger: Ledger = field(init=False)
     limits: Limits = field(init=False)
     gatekeeper: Gatekeeper = field(init=False)
     panels: set[asyncio.Task] = field(default_factory=set)  # running panels, awaited on shutdown
     ready: bool = False
 
     def __post_init__(self) -> None:
-        self.limits = Limits(self.config, self.clock)
-        self.gatekeeper = Gatekeeper(self.store, self.config.gateway.require_keys, self.clock)
+        self.ledger = Ledger(self.board, (m.alias for m in self.config.catalog.models))
+        self.limits = Limits(self.config, self.clock, self.board)
+        self.gatekeeper = Gatekeeper(
+            self.store, self.config.gateway.require_keys, self.board, self.clock
+        )
 
     def scrub(self, text: str | None) -> str | None:
         """Keep resolved secrets out of anything written or shown."""

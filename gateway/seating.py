@@ -1,7 +1,8 @@
 """Seating a panel: routing's choice, made visible to the next panel and put on the record.
 
-Choosing and marking the seats happen in one event-loop step with no await between them, so a
-panel arriving a moment later already sees these seats taken and rotates to other models.
+Choosing and marking the seats happen in one event-loop step with no await between them, and
+under the board's lock, so a panel arriving a moment later, in this worker or another, already
+sees these seats taken and rotates to other models.
 """
 
 from __future__ import annotations
@@ -47,14 +48,15 @@ def seat(runtime: Runtime, ask: ChatAsk, key_name: str = "local") -> tuple[Panel
         prompt_tokens=ask.prompt_tokens,
         seed=int(panel_id[1:], 16),
     )
-    evidence = runtime.ledger.evidence(runtime.limits.cooling(now))
-    try:
-        plan = choose_panel(routing_ask, runtime.config.catalog, evidence, now)
-    except Refusal as refusal:
-        error = _REFUSALS.get(type(refusal), BadRequest)
-        raise error(refusal.message, param=refusal.param) from None
-    for chair in plan.seats:
-        runtime.ledger.seated(chair.alias, now)
+    with runtime.board.locked():  # no other worker seats a panel in between
+        evidence = runtime.ledger.evidence(runtime.limits.cooling(now), ask.shape)
+        try:
+            plan = choose_panel(routing_ask, runtime.config.catalog, evidence, now)
+        except Refusal as refusal:
+            error = _REFUSALS.get(type(refusal), BadRequest)
+            raise error(refusal.message, param=refusal.param) from None
+        for chair in plan.seats:
+            runtime.ledger.seated(chair.alias, now)
     facts = PanelFacts(
         panel_id=panel_id,
         requested_model=ask.requested_model,
