@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -80,10 +81,12 @@ def create_app(
 
 
 def app_from_environment() -> Starlette:
-    """For `serve --workers N`: each worker process builds its own app from BENCH_CONFIG."""
+    """For `serve --workers N` on uvicorn's own workers (no SO_REUSEPORT): each worker builds
+    its app from BENCH_CONFIG and maps the board named by BENCH_BOARD."""
     from gateway.settings import load_config
 
-    return create_app(load_config(os.environ["BENCH_CONFIG"]))
+    board = Board.attach(Path(os.environ["BENCH_BOARD"]))
+    return create_app(load_config(os.environ["BENCH_CONFIG"]), board=board)
 
 
 def _freeze_start_up_objects() -> None:

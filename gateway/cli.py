@@ -166,6 +166,7 @@ def serve(path: str, host: str, port: int, workers: int = 1) -> int:
     import uvicorn
 
     from gateway.workers import run as run_workers
+    from gateway.workers import shared_board
     from gateway.workers import supported as workers_supported
 
     config = load_config(path)
@@ -191,7 +192,10 @@ def serve(path: str, host: str, port: int, workers: int = 1) -> int:
         return run_workers(str(Path(path).resolve()), host, port, workers, options)
     if workers > 1:
         os.environ["BENCH_CONFIG"] = str(Path(path).resolve())
-        uvicorn.run("gateway.app:app_from_environment", factory=True, workers=workers, **options)
+        with shared_board() as board:
+            os.environ["BENCH_BOARD"] = str(board)
+            factory = "gateway.app:app_from_environment"
+            uvicorn.run(factory, factory=True, workers=workers, **options)
     else:
         from gateway.app import create_app
 

@@ -5,19 +5,27 @@ accepts every connection waiting, so a burst of panels lands mostly on one proce
 here: 1,000 panels at once split about 2:1) while the other core idles. With SO_REUSEPORT each
 worker listens on its own socket and the kernel spreads new connections across them evenly.
 
-The supervisor only starts, watches and stops: a worker that dies is started again; SIGTERM or
+The supervisor starts, watches and stops: a worker that dies is started again; SIGTERM or
 SIGINT is passed on to every worker, which drains its running panels (records included) and
-exits; the supervisor exits 0 once they all have.
+exits; the supervisor exits 0 once they all have. It also makes the board every worker maps
+(gateway/board.py), so that cooldowns, rpm caps and rotation hold for the gateway as a whole,
+and removes it at the end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import signal
 import socket
+import tempfile
+from collections.abc import Iterator
 from multiprocessing.connection import wait
+from pathlib import Path
 from typing import Any
+
+from gateway.board import Board
 
 log = logging.getLogger("bench.workers")
 
@@ -26,8 +34,24 @@ def supported() -> bool:
     return hasattr(socket, "SO_REUSEPORT")
 
 
+@contextlib.contextmanager
+def shared_board() -> Iterator[Path]:
+    """A new board file in a directory only this user can read, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="bench-gateway-") as folder:
+        path = Path(folder) / "board"
+        Board.create(path)
+        yield path
+
+
 def run(path: str, host: str, port: int, workers: int, options: dict[str, Any]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
+    with shared_board() as board:
+        return _supervise(path, host, port, workers, options, str(board))
+
+
+def _supervise(
+    path: str, host: str, port: int, workers: int, options: dict[str, Any], board: str
+) -> int:
     context = multiprocessing.get_context("spawn")  # litellm is imported in the workers only
     stopping = False
 
@@ -39,7 +63,9 @@ def run(path: str, host: str, port: int, workers: int, options: dict[str, Any]) 
                 proc.terminate()  # SIGTERM: the worker drains, then exits 0
 
     def start() -> Any:
-        proc = context.Process(target=serve_one, args=(path, host, port, options), daemon=False)
+        proc = context.Process(
+            target=serve_one, args=(path, host, port, options, board), daemon=False
+        )
         proc.start()
         log.info("Started worker process [%d]", proc.pid)
         return proc
@@ -65,8 +91,9 @@ def run(path: str, host: str, port: int, workers: int, options: dict[str, Any]) 
     return 0 if stopping and all(proc.exitcode <= 0 for proc in procs) else 1
 
 
-def serve_one(path: str, host: str, port: int, options: dict[str, Any]) -> None:
-    """One worker: its own socket on the shared port, its own app, store connection and loop."""
+def serve_one(path: str, host: str, port: int, options: dict[str, Any], board: str) -> None:
+    """One worker: its own socket on the shared port, its own app, store connection and loop;
+    the board is the one all workers share."""
     import uvicorn
 
     from gateway.app import create_app
@@ -77,7 +104,8 @@ def serve_one(path: str, host: str, port: int, options: dict[str, Any]) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
-    server = uvicorn.Server(uvicorn.Config(create_app(load_config(path)), **options))
+    app = create_app(load_config(path), board=Board.attach(Path(board)))
+    server = uvicorn.Server(uvicorn.Config(app, **options))
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler turns that into
     # a clean exit 0.
     signal.signal(signal.SIGTERM, lambda *_: None)

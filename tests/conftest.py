@@ -15,6 +15,7 @@ import openai
 import pytest
 
 from gateway.app import create_app
+from gateway.board import Board
 from gateway.serving import ServerThread
 from gateway.settings import parse_config
 from gateway.simulate import create_sim_app
@@ -112,17 +113,25 @@ class Gateway:
 def make_gateway(sim, tmp_path: Path):
     started: list[Gateway] = []
 
-    def make(raw: dict[str, Any] | None = None, store: Path | None = None, **gateway: Any):
+    def make(
+        raw: dict[str, Any] | None = None,
+        store: Path | None = None,
+        board: Path | None = None,
+        **gateway: Any,
+    ):
+        """*board*: a board file to share with other gateways, as workers do."""
         raw = copy.deepcopy(raw) if raw is not None else bench_raw(sim.url, **gateway)
         raw["store"] = f"sqlite:///{store or tmp_path / 'records.db'}"
         config = parse_config(raw, base=tmp_path)
-        gw = Gateway(ServerThread(create_app(config)).start(), config)
+        shared = Board.attach(board) if board is not None else None
+        gw = Gateway(ServerThread(create_app(config, board=shared)).start(), config)
         started.append(gw)
         return gw
 
     yield make
     for gw in started:
         gw.close()
+        gw.runtime.board.close()
 
 
 @pytest.fixture

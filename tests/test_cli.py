@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
+import json
 import os
 import subprocess
 import sys
@@ -213,3 +216,45 @@ def test_a_worker_that_dies_is_replaced_and_the_gateway_keeps_answering(tmp_path
     finally:
         proc.terminate()
         assert proc.wait(timeout=60) == 0
+
+
+def _worker_serving(connection: http.client.HTTPConnection, port: int, workers: list[int]) -> int:
+    """Which worker holds the server end of *connection* (read from /proc)."""
+    mine = connection.sock.getsockname()[1]
+    inode = next(
+        fields[9]
+        for fields in (line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:])
+        if int(fields[1].split(":")[1], 16) == port and int(fields[2].split(":")[1], 16) == mine
+    )
+    for pid in workers:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                if os.readlink(fd) == f"socket:[{inode}]":
+                    return pid
+    raise AssertionError("no worker holds the connection")
+
+
+def test_workers_share_cooldowns_so_a_limited_model_is_called_once(tmp_path, sim):
+    from tests.conftest import served
+
+    sim.set(served("alpha"), status=429, retry_after=30)
+    proc, port, _ = _serve_two_workers(tmp_path, sim)
+    body = json.dumps({"model": "bench/solo", "messages": [{"role": "user", "content": "hi"}]})
+    headers = {"content-type": "application/json"}
+    try:
+        workers, asked, statuses = _workers(proc.pid), set(), []
+        while len(asked) < 2 and len(statuses) < 40:  # fresh connections until both answered
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            connection.request("POST", "/v1/chat/completions", body, headers)
+            reply = json.loads(connection.getresponse().read())
+            asked.add(_worker_serving(connection, port, workers))
+            statuses.append(
+                next(s["status"] for s in reply["bench"]["seats"] if s["alias"] == "alpha")
+            )
+            connection.close()
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0
+    assert len(asked) == 2, "every panel went to one worker"
+    assert statuses[0] == "rate_limited" and set(statuses[1:]) == {"cooling"}
+    assert len(sim.log(served("alpha"))) == 1
