@@ -54,8 +54,8 @@ def _parser() -> argparse.ArgumentParser:
         "--workers",
         type=int,
         default=1,
-        help="worker processes sharing the record store (each keeps its own rotation and "
-        "cooldowns; default 1)",
+        help="worker processes sharing one record store and one board of cooldowns, rpm caps "
+        "and rotation (default 1)",
     )
 
     demo = command(
