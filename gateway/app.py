@@ -43,7 +43,7 @@ def create_app(
         store=store if store is not None else open_store(config.store),
         caller=caller or way_out.complete,
         clock=clock or time.time,
-        board=board or Board.private(),
+        board=board,
     )
 
     @contextlib.asynccontextmanager

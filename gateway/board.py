@@ -54,17 +54,18 @@ class Board:
         self._where: dict[str, int] = {}  # name -> cell, for names this process has used
         self._seen: dict[bytes, int] = {}  # every cell's stored name -> cell, as scanned
         self._scanned = 0
+        self._rings: dict[int, struct.Struct] = {}  # cap -> the layout of a whole ring
         self._pid = float(os.getpid())
 
     @classmethod
-    def private(cls, cells: int = 4096, slots: int = 32768) -> Board:
+    def private(cls, cells: int = 4096, slots: int = 65536) -> Board:
         """A board for one process, in memory no one else maps."""
         buffer = mmap.mmap(-1, _size(cells, slots))
         _HEADER.pack_into(buffer, 0, _MAGIC, 0, cells, 0, slots)
         return cls(buffer, None)
 
     @staticmethod
-    def create(path: Path, cells: int = 8192, slots: int = 65536) -> None:
+    def create(path: Path, cells: int = 4096, slots: int = 65536) -> None:
         """Make an empty board file for the workers to map (the supervisor does this)."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
@@ -186,19 +187,22 @@ class Board:
             return self._scan(name, cap, now)[2]
 
     def _scan(self, name: str, cap: int, now: float) -> tuple[int, int | None, float | None]:
+        """(slots counted against the cap, a free slot, when the oldest counted one started)."""
         first = self._ring(name, cap)
+        ring = self._rings.get(cap) or self._rings.setdefault(cap, struct.Struct(f"<{3 * cap}d"))
+        values = ring.unpack_from(self._buffer, self._slot_at(first))
+        horizon = now - WINDOW_S
         used, free, oldest = 0, None, None
-        for slot in range(first, first + cap):
-            at = self._slot_at(slot)
-            started, ended, pid = _SLOT.unpack_from(self._buffer, at)
-            if started and ended == 0.0 and started <= now - WINDOW_S and not _alive(pid):
+        for i in range(cap):
+            started, ended = values[3 * i], values[3 * i + 1]
+            if started and ended == 0.0 and started <= horizon and not _alive(values[3 * i + 2]):
                 ended = now  # its worker died with the call in flight
-                _SLOT.pack_into(self._buffer, at, started, ended, pid)
-            if started and (started > now - WINDOW_S or ended == 0.0):
+                _SLOT.pack_into(self._buffer, self._slot_at(first + i), started, ended, 0.0)
+            if started and (started > horizon or ended == 0.0):
                 used += 1
                 oldest = started if oldest is None else min(oldest, started)
             elif free is None:
-                free = slot
+                free = first + i
         return used, free, oldest
 
     def _ring(self, name: str, cap: int) -> int:

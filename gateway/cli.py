@@ -165,6 +165,7 @@ def check_config(path: str) -> int:
 def serve(path: str, host: str, port: int, workers: int = 1) -> int:
     import uvicorn
 
+    from gateway.runtime import board_size
     from gateway.workers import run as run_workers
     from gateway.workers import shared_board
     from gateway.workers import supported as workers_supported
@@ -189,10 +190,11 @@ def serve(path: str, host: str, port: int, workers: int = 1) -> int:
         timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
     )
     if workers > 1 and workers_supported():
-        return run_workers(str(Path(path).resolve()), host, port, workers, options)
+        size = board_size(config)
+        return run_workers(str(Path(path).resolve()), host, port, workers, options, size)
     if workers > 1:
         os.environ["BENCH_CONFIG"] = str(Path(path).resolve())
-        with shared_board() as board:
+        with shared_board(board_size(config)) as board:
             os.environ["BENCH_BOARD"] = str(board)
             factory = "gateway.app:app_from_environment"
             uvicorn.run(factory, factory=True, workers=workers, **options)

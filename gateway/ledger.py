@@ -20,33 +20,43 @@ _LOADED, _LATEST = "ledger:loaded", "ledger:latest"
 
 
 class Ledger:
-    def __init__(self, board: Board, aliases: Iterable[str]) -> None:
+    def __init__(self, board: Board, aliases: Iterable[str], shapes: Iterable[str]) -> None:
         self.board = board
         self.aliases = tuple(aliases)
+        self.shapes = frozenset(shapes)
 
     @property
     def loaded(self) -> bool:
         return self.board.numbers(_LOADED)[0] == 1.0
 
     def load(self, standings: dict[str, Any], windows: dict[str, int]) -> None:
-        """Take the figures from the records, unless another worker already has."""
+        """Take the figures from the records, unless another worker already has. (Only models and
+        shapes the config still names: routing asks about no others, and the board is sized for
+        the config.)"""
         board = self.board
+        known = set(self.aliases)
         with board.locked():
             if self.loaded:
                 return
             latest = 0.0
             for row in standings.get("seats", ()):
                 last = row["last_seated"]
+                latest = max(latest, last or 0.0)
+                if row["alias"] not in known:
+                    continue
                 board.write(_seated(row["alias"]), row["seated"] or 0, last or 0.0)
                 board.write(_answered(row["alias"]), row["answered"] or 0)
-                latest = max(latest, last or 0.0)
             board.write(_LATEST, latest)
             for row in standings.get("verdicts", ()):
+                if row["alias"] not in known:
+                    continue
                 useful, judged = row["useful"] or 0, row["judged"] or 0
-                board.add(_verdicts(row["alias"], row["shape"]), useful, judged)
+                if row["shape"] in self.shapes:
+                    board.add(_verdicts(row["alias"], row["shape"]), useful, judged)
                 board.add(_verdicts(row["alias"]), useful, judged)
             for alias, window in windows.items():
-                board.write(_window(alias), window)
+                if alias in known:
+                    board.write(_window(alias), window)
             board.write(_LOADED, 1.0)
 
     def seated(self, alias: str, now: float) -> float:

@@ -29,7 +29,7 @@ class Runtime:
     store: RecordStore
     caller: Caller
     clock: Callable[[], float] = time.time
-    board: Board = field(default_factory=Board.private)
+    board: Board | None = None  # None: one of its own, sized for the config
     ledger: Ledger = field(init=False)
     limits: Limits = field(init=False)
     gatekeeper: Gatekeeper = field(init=False)
@@ -37,7 +37,12 @@ class Runtime:
     ready: bool = False
 
     def __post_init__(self) -> None:
-        self.ledger = Ledger(self.board, (m.alias for m in self.config.catalog.models))
+        if self.board is None:
+            self.board = Board.private(*board_size(self.config))
+        catalog = self.config.catalog
+        self.ledger = Ledger(
+            self.board, (m.alias for m in catalog.models), (name for name, _ in catalog.shapes)
+        )
         self.limits = Limits(self.config, self.clock, self.board)
         self.gatekeeper = Gatekeeper(
             self.store, self.config.gateway.require_keys, self.board, self.clock
@@ -51,3 +56,12 @@ class Runtime:
             if secret and len(secret) >= 4:
                 text = text.replace(secret, "***")
         return text
+
+
+def board_size(config: Config) -> tuple[int, int]:
+    """(cells, slots) for what the gateway keeps on its board: a few cells per model and shape,
+    a ring slot per unit of every rpm cap, and room for the keys' rings."""
+    models, shapes = len(config.catalog.models), len(config.catalog.shapes)
+    cells = 4096 + models * (8 + shapes) + len(config.connections)
+    caps = sum(config.model_rpm.values()) + sum(c.rpm or 0 for c in config.connections.values())
+    return cells, 65536 + caps

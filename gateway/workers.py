@@ -35,17 +35,19 @@ def supported() -> bool:
 
 
 @contextlib.contextmanager
-def shared_board() -> Iterator[Path]:
-    """A new board file in a directory only this user can read, removed afterwards."""
+def shared_board(size: tuple[int, int]) -> Iterator[Path]:
+    """A new board file of (cells, slots) in a folder only this user can read, removed after."""
     with tempfile.TemporaryDirectory(prefix="bench-gateway-") as folder:
         path = Path(folder) / "board"
-        Board.create(path)
+        Board.create(path, *size)
         yield path
 
 
-def run(path: str, host: str, port: int, workers: int, options: dict[str, Any]) -> int:
+def run(
+    path: str, host: str, port: int, workers: int, options: dict[str, Any], size: tuple[int, int]
+) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
-    with shared_board() as board:
+    with shared_board(size) as board:
         return _supervise(path, host, port, workers, options, str(board))
 
 

@@ -173,3 +173,17 @@ def test_a_verdict_sent_to_one_worker_counts_in_the_other(workers, sim):
     assert sent.status_code == 200
     row = next(m for m in one.http.get("/bench/models").json()["models"] if m["alias"] == "alpha")
     assert (row["seated"], row["answered"], row["useful"], row["judged"]) == (1, 1, 1, 1)
+
+
+def test_a_full_board_says_so_instead_of_overwriting():
+    from gateway.board import BoardFull
+
+    board = Board.private(cells=1, slots=4)
+    board.write("a", 1)
+    with pytest.raises(BoardFull):
+        board.write("b", 2)
+    assert board.numbers("a") == (1.0, 0.0)
+    small = Board.private(cells=8, slots=4)
+    assert small.take([("model:x", 4)], time.time()) != "model:x"
+    with pytest.raises(BoardFull):
+        small.take([("model:y", 1)], time.time())
