@@ -41,8 +41,13 @@ def fanout(ctx: Ctx, seat_s: float = 0.3) -> dict:
 
     For scale, the same run also times litellm made bare against the same upstream: one call
     alone (what a single seat costs through litellm, with nothing else in the process) and five
-    at once (a panel's seats with no gateway around them)."""
-    per: dict[str, list[float]] = {"ours": [], "seed": [], "bare_one": [], "bare_five": []}
+    at once (a panel's seats with no gateway around them). And litellm's CPU per call, made one
+    at a time, twice: back to back against a 0-latency upstream, and waiting out the seat's
+    latency between calls, as a panel's seats do (this machine runs a call much slower after a
+    pause, so the second is the one a panel pays)."""
+    per: dict[str, list[float]] = {
+        "ours": [], "seed": [], "bare_one": [], "bare_five": [], "cpu_busy": [], "cpu_idle": []
+    }  # fmt: skip
     for run in range(ctx.runs):
         ctx.check_quiet(f"fan-out run {run + 1}")
         with contextlib.ExitStack() as stack:
@@ -51,7 +56,16 @@ def fanout(ctx: Ctx, seat_s: float = 0.3) -> dict:
             for key, size in (("bare_one", 1), ("bare_five", SEATS)):
                 got = bare(sim_url, size * ctx.fanout_panels, batch=size, warmup=size * 3)
                 per[key].append(got["batch_wall_s"] / seat_s)
+                if size == 1:
+                    per["cpu_idle"].append(got["cpu_ms_per_call"])
                 ctx.log(f"fan-out run {run + 1} bare litellm, {size} at once: {per[key][-1]:.3f}")
+            fast, fast_url = t.start_sim(ctx.work, 0.0)
+            with fast:
+                per["cpu_busy"].append(bare(fast_url, 300, batch=1)["cpu_ms_per_call"])
+            ctx.log(
+                f"fan-out run {run + 1} litellm CPU per call: {per['cpu_busy'][-1]:.2f} ms back "
+                f"to back, {per['cpu_idle'][-1]:.2f} ms after waiting {seat_s} s"
+            )
             for name in ("ours", "seed") if run % 2 == 0 else ("seed", "ours"):
                 proc, url = _start(name, ctx, sim_url)
                 with proc:
@@ -70,6 +84,7 @@ def fanout(ctx: Ctx, seat_s: float = 0.3) -> dict:
                 per[name].append(median / seat_s if median else None)
                 ctx.log(f"fan-out run {run + 1} {name}: median {median:.3f} s for {seat_s} s seats")
     figures = {name: summary(values) for name, values in per.items()}
+    figures["ours_vs_one"] = ratios(per["ours"], per["bare_one"])
     return {
         "figures": figures,
         "options": {"seat_s": seat_s, "seats": SEATS, "panels": ctx.fanout_panels},

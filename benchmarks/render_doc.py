@@ -103,6 +103,15 @@ def _floors(results: dict) -> list[str]:
             "five at once: its set-up of each call is CPU work in one process, so a panel's last "
             "seat cannot leave before the others are set up"
         )
+    if fan.get("cpu_busy") and fan.get("cpu_idle"):
+        lines.append(
+            f"- one litellm call costs {fmt(fan['cpu_busy'], 2, ' ms')} of CPU made back to back "
+            f"and {fmt(fan['cpu_idle'], 2, ' ms')} made after waiting out a seat: a core of this "
+            "machine that sat idle runs the same Python code about twice as slowly (no page "
+            "faults; caches gone cold), and a panel's five calls all come after such a wait. "
+            "Handing some of a panel's seats to an idle second worker did not help: it pays the "
+            "same cold start (measured while trying it)"
+        )
     return lines
 
 

@@ -85,6 +85,17 @@ def _fanout(f: dict, o: dict) -> list[str]:
                 "… one seat asked alone through litellm, same upstream (the floor of any panel)",
                 "(for reference)",
                 {"bare": fmt(f.get("bare_one"), 3)},
+                "ours / one seat alone " + fmt(f.get("ours_vs_one"), 3),
+            )
+        )
+    if f.get("cpu_busy") and f.get("cpu_idle"):
+        cpu = fmt(f.get("cpu_busy"), 2, " ms") + " / " + fmt(f.get("cpu_idle"), 2, " ms")
+        out.append(
+            row(
+                "… litellm's CPU per call, one at a time: back to back / waiting "
+                f"{o.get('seat_s')} s between calls, as a panel's seats do",
+                "(for reference)",
+                {"bare": cpu},
             )
         )
     return out
