@@ -1,4 +1,6 @@
-"""Where our gateway's CPU goes: py-spy samples the serving process under a 0-latency panel load.
+"""Where our gateway's CPU goes: py-spy samples the serving process under a 0-latency panel load
+(one process, whatever `--ours-workers` says: with workers, the process started is a supervisor
+that serves nothing).
 
 Why sampling from outside: an in-process profiler would change the very costs it measures and
 needs code in the gateway; py-spy reads the stacks of an unmodified ``bench-gateway serve``.
@@ -92,7 +94,8 @@ def profile(ctx: Ctx, seconds: float = 20.0) -> dict:
         sim, sim_url = t.start_sim(ctx.work, 0.0)
         stack.callback(sim.stop)
         store = ctx.work / f"store-{secrets.token_hex(4)}.db"
-        proc, url = t.start_ours(ctx.work, t.ours_config(ctx.work, sim_url, store, 60))
+        config = t.ours_config(ctx.work, sim_url, store, 60)
+        proc, url = t.start_ours(ctx.work, config, workers=1)  # one process: the one sampled
         stack.callback(proc.stop)
         endpoint = url + "/v1/chat/completions"
         asyncio.run(lc.sequential(endpoint, lc.chat("bench/five"), 20, lambda s, b: True))

@@ -144,8 +144,8 @@ def _litellm_vs_ours(results: dict) -> list[str]:
     if prof:
         lines += [
             "",
-            f"Sampled with py-spy ({prof['total']:,} samples, 200 Hz, 0-latency panels, "
-            f"4 at a time; {prof.get('mode', '')}). Share of the gateway's busy samples, "
+            f"Sampled with py-spy ({prof['total']:,} samples, 200 Hz, one gateway process, "
+            f"0-latency panels, 4 at a time; {prof.get('mode', '')}). Share of its busy samples, "
             "by the nearest non-stdlib layer to the leaf:",
             "",
             "| layer | share |",
@@ -187,7 +187,8 @@ FAST = [
     "walk through price names.",
     "- **Workers that share a burst**: `serve --workers N` gives each worker its own "
     "SO_REUSEPORT socket; uvicorn's shared socket let one worker take about two thirds of a "
-    "1,000-panel burst.",
+    "1,000-panel burst. The workers keep cooldowns, rpm caps and rotation on one board in "
+    "shared memory (`gateway/board.py`): a few reads and writes under one `flock` per seat.",
     "- **Records off the loop**: seat rows are batched into one transaction on a writer thread; "
     "each seat still waits for its own commit, so nothing answered is lost.",
     "- **Start-up objects frozen** for the GC (`gc.freeze()` after warm-up): a full collection "
@@ -198,7 +199,10 @@ HOW = [
     "- **Fan-out**: panels one after another through `bench/five` (5 seats, each 0.3 s at the "
     "simulator); the client's median panel time ÷ 0.3 s. In the same run, against the same "
     "simulator, `benchmarks/bare_litellm.py` times litellm with nothing around it: one call at a "
-    "time, and five at once (a panel's seats made bare); the median call or batch ÷ 0.3 s.",
+    "time, and five at once (a panel's seats made bare); the median call or batch ÷ 0.3 s. "
+    "It also takes litellm's CPU per call, one call at a time, twice: back to back against a "
+    "0-latency simulator, and against the 0.3 s one, where the process waits out each call as a "
+    "panel's seats do.",
     "- **CPU per seat**: 0-latency simulator; after 10 warm-up requests, a bounded batch of "
     "panels (4 at a time); CPU seconds of the serving process from `/proc/<pid>/stat` "
     "(utime+stime, all threads) ÷ seats. The proxy gets 5× as many single requests (per "

@@ -225,8 +225,13 @@ def ours_config(work: Path, sim: str, store: Path, seat_timeout_s: float, **gate
 
 
 def start_ours(
-    work: Path, config: Path, ready_timeout: float = 90, env: dict | None = None
+    work: Path,
+    config: Path,
+    ready_timeout: float = 90,
+    env: dict | None = None,
+    workers: int | None = None,
 ) -> tuple[Proc, str]:
+    """Our gateway as `serve --workers N`: N from *workers*, else `--ours-workers` of the run."""
     port = free_port()
     argv = [
         str(PROJECT_BIN / "bench-gateway"),
@@ -236,7 +241,7 @@ def start_ours(
         "--port",
         str(port),
         "--workers",
-        os.environ.get("BENCH_OURS_WORKERS", "1"),
+        str(workers or os.environ.get("BENCH_OURS_WORKERS", "1")),
     ]
     proc = Proc("ours", argv, work / "ours.log", env={**OFFLINE_ENV, **(env or {})}, cwd=work)
     url = f"http://127.0.0.1:{port}"
