@@ -54,7 +54,7 @@ def create_app(
             runtime.ledger.load(standings, await runtime.store.learned_windows())
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
-        _freeze_start_up_objects()
+        _tune_the_collector()
         _share_the_interpreter()
         runtime.ready = True
         try:
@@ -89,12 +89,21 @@ def app_from_environment() -> Starlette:
     return create_app(load_config(os.environ["BENCH_CONFIG"]), board=board)
 
 
-def _freeze_start_up_objects() -> None:
-    """Keep the cyclic GC off what start-up built: litellm and its SDKs leave ~370,000 objects
-    that live as long as the process, and a full collection walking them all took ~120 ms here,
-    a pause any panel caught in it would wear. Frozen, collections walk only newer objects."""
+def _tune_the_collector() -> None:
+    """Keep the cyclic GC off what start-up built, and off calls in flight.
+
+    litellm and its SDKs leave ~370,000 objects that live as long as the process; a full
+    collection walking them all took ~120 ms here, a pause any panel caught in it would wear.
+    Frozen, collections walk only newer objects. Then a burst: 1,000 panels at once put 2,500
+    calls in flight per worker, and with the default thresholds each worker ran 7 full
+    collections in the first 10 s (1.1-1.8 s of pauses) that freed nothing, since every object
+    they walked belonged to a call still waiting on its answer. With a young generation of
+    50,000 objects none ran until the burst was over, and the gateway spent 5.6 ms of CPU per
+    seat instead of 5.9-6.2 (`benchmarks/load.py --workers 2`). Cycles are still collected,
+    less often."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(50_000, 20, 10)
 
 
 def _share_the_interpreter() -> None:
