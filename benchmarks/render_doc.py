@@ -107,7 +107,8 @@ def _floors(results: dict) -> list[str]:
         lines.append(
             f"- one litellm call costs {fmt(fan['cpu_busy'], 2, ' ms')} of CPU made back to back "
             f"and {fmt(fan['cpu_idle'], 2, ' ms')} made after waiting out a seat: a core of this "
-            "machine that sat idle runs the same Python code about twice as slowly (no page "
+            f"machine that sat idle runs the same Python code about "
+            f"{fan['cpu_idle']['median'] / fan['cpu_busy']['median']:.1f}× as slowly (no page "
             "faults; caches gone cold), and a panel's five calls all come after such a wait. "
             "Handing some of a panel's seats to an idle second worker did not help: it pays the "
             "same cold start (measured while trying it)"
