@@ -21,9 +21,9 @@ from gateway import upstream
 from gateway.board import Board
 from gateway.endpoints import ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
-from gateway.records import RecordStore, open_store
 from gateway.runtime import Caller, Runtime
 from gateway.settings import Config
+from gateway.store import RecordStore, open_store
 
 log = logging.getLogger("bench.app")
 

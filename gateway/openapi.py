@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.records import CALL_FIELDS, PANEL_FIELDS
 from gateway.reply import SEAT_FIELDS
+from gateway.store import CALL_FIELDS, PANEL_FIELDS
 
 _REF = "#/components/schemas/"
 

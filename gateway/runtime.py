@@ -16,8 +16,8 @@ from gateway.board import Board
 from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
 from gateway.limits import Limits
-from gateway.records import RecordStore
 from gateway.settings import Config
+from gateway.store import RecordStore
 
 # (litellm params, messages, sampling, timeout, stream=) -> upstream.Answer
 Caller = Callable[..., Awaitable[Any]]

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from gateway.records import SqliteStore
+from gateway.store import SqliteStore
 
 
 def panel(i: int) -> dict:

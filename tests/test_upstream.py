@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from gateway import upstream
 from gateway.errors import UpstreamContextWindow, UpstreamRateLimited
+from gateway.upstream import calls as upstream
 
 
 def test_importing_the_gateway_makes_litellm_offline_before_it_loads():

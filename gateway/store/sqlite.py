@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from gateway.keystore import KeyRows
-from gateway.migrations import migrate
+from gateway.store.keystore import KeyRows
+from gateway.store.migrations import migrate
 
 PANEL_FIELDS = (
     "id",

@@ -21,7 +21,6 @@ import aiohttp
 import litellm  # the package's __init__ has already made it offline
 import litellm.main
 
-from gateway import inline
 from gateway.errors import (
     UpstreamAuth,
     UpstreamBrokenStream,
@@ -32,7 +31,8 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
-from gateway.gate import Passage, SetupGate
+from gateway.upstream import inline
+from gateway.upstream.gate import Passage, SetupGate
 
 litellm.suppress_debug_info = True
 litellm.telemetry = False
@@ -40,7 +40,7 @@ litellm.telemetry = False
 # would make litellm deep-copy and redact every call's messages for no reader.)
 
 # Providers whose request set-up is CPU work only (a static key, no credential fetch, no file or
-# network access before the request), so it may run on the event loop (see gateway/inline.py).
+# network access before the request), so it may run on the event loop (see upstream/inline.py).
 SETUP_INLINE = frozenset(
     {
         "openai", "openrouter", "groq", "mistral", "nvidia_nim", "together_ai", "deepseek",
@@ -70,9 +70,9 @@ class Upstream:
     - One shared HTTP session (one connection pool) for every seat call: litellm sends through
       it (`shared_session`), with no cap on connections per host beyond the panel sizes.
     - litellm's per-call request set-up runs on the event loop for providers where it is CPU
-      work only, instead of a thread hop each way (gateway/inline.py).
+      work only, instead of a thread hop each way (gateway/upstream/inline.py).
     - Set-ups pass a gate one at a time, in arrival order, until their request leaves
-      (gateway/gate.py); the session's trace hook says when it does.
+      (gateway/upstream/gate.py); the session's trace hook says when it does.
     """
 
     def __init__(self) -> None:

@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway.sim_state import (
+from simulator.state import (
     _FAULT_KEYS,
     BEHAVIOUR_KEYS,
     SimState,
