@@ -1,9 +1,9 @@
 """The record store: every panel and every seat is a row, every verdict kept with its history.
 
-`RecordStore` is the interface the gateway uses; `SqliteStore` is the default (one file, WAL).
-SQLite calls are blocking, so they run on one dedicated writer thread: the event loop never waits
-on the disk, and one thread owning the connection keeps transactions short and serial. Another
-backend (PostgreSQL, for several replicas) implements the same methods.
+`SqliteStore` is the default `RecordStore` (one file, WAL): panels, seats, verdicts, gateway keys
+and learned context windows. SQLite calls are blocking, so they run on one dedicated writer
+thread: the event loop never waits on the disk, and one thread owning the connection keeps
+transactions short and serial.
 """
 
 from __future__ import annotations
@@ -15,74 +15,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from gateway.store.keystore import KeyRows
 from gateway.store.migrations import migrate
+from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 
-PANEL_FIELDS = (
-    "id",
-    "created",
-    "requested_model",
-    "collection",
-    "shape",
-    "shape_by",
-    "prompt",
-    "key_name",
-    "skipped",
-    "notes",
-    "reserves",
-)
-CALL_FIELDS = (
-    "id",
-    "panel_id",
-    "seat",
-    "alias",
-    "model",
-    "connection",
-    "shape",
-    "status",
-    "error",
-    "error_class",
-    "seconds",
-    "first_token_s",
-    "tokens_in",
-    "tokens_out",
-    "answer",
-    "replaces",
-    "replaced_by",
-    "started",
-    "finished",
-)
 _JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 
 
-class RecordStore(Protocol):
-    async def open(self) -> None: ...
-    async def close(self) -> None: ...
-    async def add_panel(self, panel: dict[str, Any]) -> None: ...
-    async def add_call(self, call: dict[str, Any]) -> None: ...
-    async def record_verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None: ...
-    async def panel(self, panel_id: str) -> dict[str, Any] | None: ...
-    async def call(self, call_id: str) -> dict[str, Any] | None: ...
-    async def standings(self) -> dict[str, Any]: ...
-    async def add_key(self, key: dict[str, Any]) -> bool: ...
-    async def keys(self) -> list[dict[str, Any]]: ...
-    async def key_by_digest(self, digest: str) -> dict[str, Any] | None: ...
-    async def revoke_key(self, name: str) -> bool: ...
-    async def touch_key(self, name: str, when: float) -> None: ...
-    async def learn_window(self, alias: str, window: int) -> None: ...
-    async def learned_windows(self) -> dict[str, int]: ...
-
-
-def open_store(url: str) -> SqliteStore:
-    prefix = "sqlite:///"
-    if not url.startswith(prefix):
-        raise ValueError(f"unsupported store {url!r}: only sqlite:///PATH is built in")
-    return SqliteStore(Path(url[len(prefix) :]))
-
-
-class SqliteStore(KeyRows):
+class SqliteStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
@@ -262,6 +203,82 @@ class SqliteStore(KeyRows):
         ).fetchall()
         return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
 
+    # Gateway keys: only the SHA-256 of a key is ever stored.
+
+    async def add_key(self, key: dict[str, Any]) -> bool:
+        return await self._run(self._add_key, key)
+
+    def _add_key(self, key: dict[str, Any]) -> bool:
+        assert self._db is not None
+        try:
+            self._db.execute(
+                "INSERT INTO gateway_keys (name, digest, last4, collections, rpm, created) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key["name"],
+                    key["digest"],
+                    key["last4"],
+                    None if key["collections"] is None else json.dumps(key["collections"]),
+                    key["rpm"],
+                    key["created"],
+                ),
+            )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    async def keys(self) -> list[dict[str, Any]]:
+        return await self._run(self._select_keys, "1 = 1", ())
+
+    async def key_by_digest(self, digest: str) -> dict[str, Any] | None:
+        found = await self._run(self._select_keys, "digest = ? AND revoked IS NULL", (digest,))
+        return found[0] if found else None
+
+    def _select_keys(self, where: str, args: tuple) -> list[dict[str, Any]]:
+        assert self._db is not None
+        rows = self._db.execute(
+            f"SELECT name, digest, last4, collections, rpm, created, last_used, revoked "
+            f"FROM gateway_keys WHERE {where} ORDER BY created",
+            args,
+        ).fetchall()
+        return [_key(r) for r in rows]
+
+    async def revoke_key(self, name: str) -> bool:
+        return await self._run(self._revoke_key, name)
+
+    def _revoke_key(self, name: str) -> bool:
+        assert self._db is not None
+        cursor = self._db.execute(
+            "UPDATE gateway_keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
+            (time.time(), name),
+        )
+        return cursor.rowcount > 0
+
+    async def touch_key(self, name: str, when: float) -> None:
+        await self._run(
+            lambda: self._db.execute(
+                "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
+            )
+        )
+
+    # Context windows learned from providers' "maximum context length is N" errors.
+
+    async def learn_window(self, alias: str, window: int) -> None:
+        await self._run(
+            lambda: self._db.execute(
+                "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE SET "
+                "context_window = MIN(context_window, excluded.context_window), "
+                "learned = excluded.learned",
+                (alias, window, time.time()),
+            )
+        )
+
+    async def learned_windows(self) -> dict[str, int]:
+        rows = await self._run(
+            lambda: self._db.execute("SELECT alias, context_window FROM learned_windows").fetchall()
+        )
+        return {alias: window for alias, window in rows}
+
 
 def _while_locked(db: sqlite3.Connection, sql: str, *, tries: int, pause_s: float) -> None:
     """Run *sql*, trying again after *pause_s* while another worker keeps the store locked."""
@@ -305,4 +322,11 @@ def _load(row: sqlite3.Row) -> dict[str, Any]:
     for name in _JSON_FIELDS:
         if isinstance(found.get(name), str):
             found[name] = json.loads(found[name])
+    return found
+
+
+def _key(row: sqlite3.Row) -> dict[str, Any]:
+    found = dict(row)
+    if found["collections"] is not None:
+        found["collections"] = json.loads(found["collections"])
     return found
