@@ -14,7 +14,7 @@ from gateway.errors import BadRequest
 from gateway.settings import Config
 from routing import ROUTER_PANEL, estimate_tokens
 
-PREFIX = "bench/"
+COLLECTION_PREFIX = "bench/"
 MERGED = ":merged"
 
 # Sampling fields passed on to every seat, with the JSON types each may take.
@@ -57,7 +57,7 @@ def parse_chat(raw: bytes, headers: dict[str, str], config: Config) -> ChatAsk:
     model = body.get("model")
     if not isinstance(model, str) or not model.strip():
         raise BadRequest("`model` must be a collection such as bench/<name>.", param="model")
-    collection = model.removeprefix(PREFIX)
+    collection = model.removeprefix(COLLECTION_PREFIX)
     merged_name = collection.endswith(MERGED)
     collection = collection.removesuffix(MERGED)
     messages = _messages(body.get("messages"))

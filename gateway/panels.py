@@ -64,7 +64,7 @@ def failure(runtime: Runtime, facts: PanelFacts, seats: list[SeatResult]) -> Gat
     """No seat answered: 429 with Retry-After when every seat was limited, else 502."""
     bench = {"bench": reply.bench_field(facts, seats)}
     if reply.all_limited(seats):
-        ends = [runtime.limits.cooldown_of(r.alias) for r in seats]
+        ends = [runtime.rate_limits.cooldown_of(r.alias) for r in seats]
         wait = min((c.until for c in ends if c is not None), default=runtime.clock() + 1)
         seconds = max(1, math.ceil(wait - runtime.clock()))
         return TooManyRequests(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.fanout import COOLING, OK, RATE_LIMITED, SeatResult
+from gateway.fanout import SeatResult, SeatStatus
 from routing import Panel
 
 SEAT_FIELDS = (
@@ -83,7 +83,7 @@ def section(result: SeatResult) -> str:
         status += f" · replaced by {result.replaced_by}"
     lines.append(status)
     lines.append("")
-    if result.status == OK:
+    if result.status == SeatStatus.OK:
         lines.append(result.answer or "")
     else:
         lines.append(f"> {result.error or result.status}")
@@ -123,8 +123,10 @@ def completion(facts: PanelFacts, seats: list[SeatResult]) -> dict[str, Any]:
 
 
 def all_limited(seats: list[SeatResult]) -> bool:
-    return bool(seats) and all(r.status in (RATE_LIMITED, COOLING) for r in seats)
+    return bool(seats) and all(
+        r.status in (SeatStatus.RATE_LIMITED, SeatStatus.COOLING) for r in seats
+    )
 
 
 def answered(seats: list[SeatResult]) -> bool:
-    return any(r.status == OK for r in seats)
+    return any(r.status == SeatStatus.OK for r in seats)

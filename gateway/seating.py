@@ -49,7 +49,7 @@ def seat(runtime: Runtime, ask: ChatAsk, key_name: str = "local") -> tuple[Panel
         seed=int(panel_id[1:], 16),
     )
     with runtime.board.locked():  # no other worker seats a panel in between
-        evidence = runtime.ledger.evidence(runtime.limits.cooling(now), ask.shape)
+        evidence = runtime.ledger.evidence(runtime.rate_limits.cooling(now), ask.shape)
         try:
             plan = choose_panel(routing_ask, runtime.config.catalog, evidence, now)
         except Refusal as refusal:

@@ -6,8 +6,8 @@ from routing.catalog import (
     ROUTER_PANEL,
     Catalog,
     Collection,
-    Limits,
     Model,
+    PanelLimits,
     family_of,
 )
 from routing.errors import (
@@ -29,7 +29,7 @@ __all__ = [
     "Catalog",
     "Collection",
     "Evidence",
-    "Limits",
+    "PanelLimits",
     "Model",
     "NothingToSeat",
     "Panel",

@@ -5,6 +5,6 @@
 - `inline`: the event loop's executor that runs litellm's CPU-only set-up on the loop.
 """
 
-from gateway.upstream.calls import Answer, Upstream, classify, complete
+from gateway.upstream.calls import Answer, Upstream, call_model, classify
 
-__all__ = ["Answer", "Upstream", "classify", "complete"]
+__all__ = ["Answer", "Upstream", "call_model", "classify"]

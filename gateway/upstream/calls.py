@@ -100,7 +100,7 @@ class Upstream:
             await self.session.close()
             self.session = None
 
-    async def complete(
+    async def call(
         self,
         params: dict[str, Any],
         messages: list[dict[str, Any]],
@@ -109,13 +109,15 @@ class Upstream:
         *,
         stream: bool = False,
     ) -> Answer:
+        """The gateway's `UpstreamCall`: one seat's call, through the gate and the shared
+        session."""
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         model = params.get("model", "")
         async with self.gate.passage(model) as passage:
             token = _PASSAGE.set(passage)
             try:
-                answer = await complete(params, messages, sampling, timeout, stream=stream)
+                answer = await call_model(params, messages, sampling, timeout, stream=stream)
             finally:
                 _PASSAGE.reset(token)
             self.gate.succeeded(model, passage)
@@ -187,7 +189,7 @@ async def warm_up() -> None:
                 pass
 
 
-async def complete(
+async def call_model(
     params: dict[str, Any],
     messages: list[dict[str, Any]],
     sampling: dict[str, Any],
@@ -195,7 +197,8 @@ async def complete(
     *,
     stream: bool = False,
 ) -> Answer:
-    """Ask one model once. Raises an UpstreamError subclass on every kind of failure."""
+    """Ask one model once, as given (no gate, no shared session unless *params* names one).
+    Raises an UpstreamError subclass on every kind of failure."""
     kwargs = {**sampling, **params, "messages": messages, "timeout": timeout}
     kwargs.update(num_retries=0, max_retries=0)
     started = time.monotonic()
