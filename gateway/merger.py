@@ -13,7 +13,7 @@ from typing import Any
 from gateway.fanout import Fanout, SeatResult, SeatStatus
 from gateway.reply import PanelFacts
 from gateway.runtime import Runtime
-from routing import Panel, Seat, estimate_tokens
+from routing import Panel, Seat, conversation_text, estimate_tokens
 
 INSTRUCTIONS = (
     "You are merging the answers of a panel of independent models to the conversation below. "
@@ -53,10 +53,7 @@ def merge_messages(messages: list[dict[str, Any]], seats: list[SeatResult]) -> l
     answers = "\n\n".join(
         f"### {r.seat} ({r.alias})\n{r.answer}" for r in seats if r.status == SeatStatus.OK
     )
-    conversation = "\n\n".join(
-        f"[{m.get('role')}] {m.get('content') if isinstance(m.get('content'), str) else ''}"
-        for m in messages
-    )
+    conversation = conversation_text(messages, roles=True)
     return [
         {"role": "system", "content": INSTRUCTIONS},
         {
