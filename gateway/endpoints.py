@@ -1,22 +1,20 @@
-"""The HTTP routes. Handlers read the request, call the layers below, and shape the reply."""
+"""The HTTP routes. A panel route is read -> seat -> render through its format's module; the
+rest (models, records, verdicts, health) are small enough to live here."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway import panels, reply
-from gateway.asking import COLLECTION_PREFIX, MERGED, parse_chat
-from gateway.errors import NotFound, PayloadTooLarge
-from gateway.fanout import Fanout
+from gateway.asking import COLLECTION_PREFIX, MERGED
+from gateway.errors import GatewayError, NotFound, PayloadTooLarge
+from gateway.formats import Format, chat
 from gateway.openapi import describe
+from gateway.panel import seat
 from gateway.runtime import Runtime
-from gateway.seating import seat
-from gateway.streaming import stream_panel
 from gateway.verdicts import parse_verdict
 from routing import ROUTER_PANEL
 
@@ -43,31 +41,22 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 async def chat_completions(request: Request) -> Response:
+    return await ask_panel(request, chat)
+
+
+async def ask_panel(request: Request, fmt: Format) -> Response:
+    """Every panel endpoint: the format reads the request into an Ask, the panel is seated, the
+    format renders the run. A refusal before seating seats nobody and calls no upstream."""
     runtime = runtime_of(request)
-    client = await runtime.gatekeeper.client(request)
-    raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-    ask = parse_chat(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
-    client.check(ask.collection)
-    facts, record = seat(runtime, ask, key_name=client.name)
-    await runtime.store.add_panel(record)
-    mode = runtime.config.gateway.stream_seats
-    fanout = Fanout(
-        runtime,
-        facts.panel_id,
-        facts.shape,
-        facts.plan,
-        ask.messages,
-        ask.sampling,
-        stream=mode == "always" or (mode == "auto" and ask.stream),
-    )
-    if ask.stream:
-        return stream_panel(runtime, facts, ask, fanout)
-    outcome = await asyncio.shield(
-        panels.start(runtime, facts, panels.run(runtime, facts, ask, fanout))
-    )
-    if not reply.answered(outcome.seats):
-        raise panels.failure(runtime, facts, outcome.seats)
-    return JSONResponse(panels.completion(facts, outcome), headers=panels.headers(facts))
+    try:
+        client = await runtime.gatekeeper.client(request)
+        raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
+        client.check(ask.collection)
+        run = await seat(runtime, ask, key_name=client.name)
+    except GatewayError as error:
+        return fmt.render_error(error)
+    return await fmt.render_run(run)
 
 
 async def list_models(request: Request) -> Response:

@@ -1,4 +1,4 @@
-"""Turning seat results into the client's reply: markdown content and the `bench` field."""
+"""What every format's reply shows of a panel: the markdown of its seats and the `bench` field."""
 
 from __future__ import annotations
 
@@ -101,24 +101,6 @@ def usage(seats: list[SeatResult]) -> dict[str, int]:
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-    }
-
-
-def completion(facts: PanelFacts, seats: list[SeatResult]) -> dict[str, Any]:
-    return {
-        "id": f"chatcmpl-{facts.panel_id}",
-        "object": "chat.completion",
-        "created": int(facts.created),
-        "model": facts.requested_model,
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content(facts, seats)},
-            }
-        ],
-        "usage": usage(seats),
-        "bench": bench_field(facts, seats),
     }
 
 
