@@ -16,6 +16,7 @@ import re
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import litellm  # the package's __init__ has already made it offline
@@ -212,7 +213,10 @@ async def call_model(
     except UpstreamError:
         raise
     except Exception as exc:  # every litellm failure is classified here, once
-        raise classify(exc, timeout) from exc
+        error = classify(exc, timeout)
+        if isinstance(error, UpstreamUnreachable):
+            error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
+        raise error from exc
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
     return Answer(
@@ -273,6 +277,22 @@ def classify(exc: BaseException, timeout: float) -> UpstreamError:
     if isinstance(exc, litellm.APIConnectionError) or _refused(exc):
         return UpstreamUnreachable(message)
     return UpstreamFailed(message)
+
+
+def endpoint_of(params: dict[str, Any]) -> str:
+    """Where a model's calls go, as host:port, for an error a person can act on. Only the host
+    and port: an api_base may carry credentials or a key in its query, and they stay out."""
+    base = params.get("api_base") or params.get("base_url")
+    if not isinstance(base, str) or not base:
+        return f"{params.get('model', 'the model')}'s default endpoint"
+    try:
+        parts = urlsplit(base if "//" in base else f"//{base}")
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:
+        return "its api_base (unreadable)"
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port}" if port else host
 
 
 def _refused(exc: BaseException) -> bool:
