@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -19,6 +20,8 @@ from typing import Any
 
 from gateway.store.migrations import migrate
 from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
+
+log = logging.getLogger("bench.records")
 
 _JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 
@@ -72,23 +75,41 @@ class SqliteStore:
             self._pending.append((table, fields, row, done))
             start, self._flushing = not self._flushing, True
         if start:
-            loop.run_in_executor(self._pool, self._flush, loop)
+            flushing = loop.run_in_executor(self._pool, self._flush, loop)
+            flushing.add_done_callback(_log_failure)
         await done
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On the writer thread: write what is pending, a transaction a batch, until none is."""
-        while True:
+        """On the writer thread: write what is pending, a transaction a batch, until none is.
+
+        Every write taken is answered, whatever goes wrong: a writer waiting on a batch that was
+        never answered would wait forever, and every write after it too."""
+        batch: list[Any] = []
+        try:
+            while True:
+                with self._lock:
+                    batch, self._pending = self._pending, []
+                    if not batch:
+                        self._flushing = False
+                        return
+                outcomes = self._insert_batch(batch)
+                loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
+                batch = []
+        except BaseException as exc:  # not a bad row: the writer itself broke
             with self._lock:
-                batch, self._pending = self._pending, []
-                if not batch:
-                    self._flushing = False
-                    return
-            try:
-                self._insert_all(batch)
-                outcomes: list[BaseException | None] = [None] * len(batch)
-            except sqlite3.Error:
-                outcomes = [self._insert_one(item) for item in batch]  # only a bad row fails
-            loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
+                batch, self._pending = [*batch, *self._pending], []
+                self._flushing = False
+            if batch:
+                loop.call_soon_threadsafe(_settle, [item[3] for item in batch], [exc] * len(batch))
+            raise
+
+    def _insert_batch(self, batch) -> list[BaseException | None]:
+        """One transaction for the batch; if it fails, each row alone, so only a bad row fails."""
+        try:
+            self._insert_all(batch)
+        except Exception:
+            return [self._insert_one(item) for item in batch]
+        return [None] * len(batch)
 
     def _insert_all(self, batch, tries: int = 20) -> None:
         """One transaction for the batch. It takes the write lock up front (BEGIN IMMEDIATE, which
@@ -108,7 +129,8 @@ class SqliteStore:
     def _insert_one(self, item) -> BaseException | None:
         try:
             self._insert_all([item])
-        except sqlite3.Error as exc:
+        except Exception as exc:  # a value SQLite cannot bind raises more than sqlite3.Error
+            log.error("could not write a row to %s: %s: %s", item[0], type(exc).__name__, exc)
             return exc
         return None
 
@@ -301,6 +323,11 @@ _INSERTS = {
     "panels": _insert_sql("panels", PANEL_FIELDS),
     "calls": _insert_sql("calls", CALL_FIELDS),
 }
+
+
+def _log_failure(flushing: asyncio.Future) -> None:
+    if not flushing.cancelled() and flushing.exception() is not None:
+        log.error("the record writer failed", exc_info=flushing.exception())
 
 
 def _settle(futures: list[asyncio.Future], outcomes: list[BaseException | None]) -> None:
