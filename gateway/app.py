@@ -21,9 +21,9 @@ from gateway import upstream
 from gateway.board import Board
 from gateway.endpoints import ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
-from gateway.records import RecordStore, open_store
-from gateway.runtime import Caller, Runtime
+from gateway.runtime import Runtime, UpstreamCall
 from gateway.settings import Config
+from gateway.store import RecordStore, open_store
 
 log = logging.getLogger("bench.app")
 
@@ -32,16 +32,16 @@ def create_app(
     config: Config,
     *,
     store: RecordStore | None = None,
-    caller: Caller | None = None,
+    call_upstream: UpstreamCall | None = None,
     clock: Callable[[], float] | None = None,
     board: Board | None = None,
 ) -> Starlette:
     """*board*: the one a gateway's workers share (gateway/workers.py); else one of its own."""
-    way_out = upstream.Upstream() if caller is None else None
+    way_out = upstream.Upstream() if call_upstream is None else None
     runtime = Runtime(
         config=config,
         store=store if store is not None else open_store(config.store),
-        caller=caller or way_out.complete,
+        call_upstream=call_upstream or way_out.call,
         clock=clock or time.time,
         board=board,
     )

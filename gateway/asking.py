@@ -1,7 +1,10 @@
-"""Reading a chat request into the facts a panel needs, refusing anything malformed.
+"""The `Ask`: what a client asked of a panel, whatever format it asked in, and the checks
+every format's reader shares (strict JSON, the model name, the shape, nominations, the reply).
 
-Everything is checked before anyone is seated: a refused request calls no upstream and writes
-no record.
+A format's reader (gateway/formats/) turns its request into an `Ask`; seating and the panel run
+know nothing of formats. Messages are kept in OpenAI's chat shape, litellm's own lingua franca,
+so a reader of another format converts them once, in its reader. Everything is checked before
+anyone is seated: a refused request calls no upstream and writes no record.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ from typing import Any
 
 from gateway.errors import BadRequest
 from gateway.settings import Config
-from routing import ROUTER_PANEL, estimate_tokens
+from routing import ROUTER_PANEL, conversation_text, estimate_tokens
 
-PREFIX = "bench/"
+COLLECTION_PREFIX = "bench/"
 MERGED = ":merged"
 
 # Sampling fields passed on to every seat, with the JSON types each may take.
@@ -33,12 +36,11 @@ SAMPLING: dict[str, tuple[type, ...]] = {
     "logit_bias": (dict,),
     "reasoning_effort": (str,),
 }
-_TOOLS = {"tools", "tool_choice", "functions", "function_call", "parallel_tool_calls"}
 _ROLES = {"system", "developer", "user", "assistant"}
 
 
 @dataclass(frozen=True)
-class ChatAsk:
+class Ask:
     requested_model: str
     collection: str  # a collection name, or ROUTER_PANEL
     shape: str
@@ -51,43 +53,47 @@ class ChatAsk:
     prompt: str
     merged: bool = False  # one merged answer instead of every answer side by side
 
+    @classmethod
+    def of(
+        cls,
+        *,
+        requested_model: str,
+        collection: str,
+        shape: tuple[str, str],
+        nominees: tuple[str, ...],
+        messages: list[dict[str, Any]],
+        sampling: dict[str, Any],
+        stream: bool,
+        merged: bool,
+    ) -> Ask:
+        """An Ask whose prompt (the text the panel is recorded with, and its size estimated
+        from) is read from the messages the one way every reader reads them."""
+        prompt = conversation_text(messages)
+        return cls(
+            requested_model=requested_model,
+            collection=collection,
+            shape=shape[0],
+            shape_by=shape[1],
+            nominees=nominees,
+            messages=messages,
+            sampling=sampling,
+            stream=stream,
+            prompt_tokens=estimate_tokens(len(prompt)),
+            prompt=prompt,
+            merged=merged,
+        )
 
-def parse_chat(raw: bytes, headers: dict[str, str], config: Config) -> ChatAsk:
-    body = json_object(raw)
-    model = body.get("model")
+
+def collection_named(model: Any) -> tuple[str, bool]:
+    """`bench/<collection>` or the bare name, `:merged` at the end for one merged answer:
+    (collection, merged by name)."""
     if not isinstance(model, str) or not model.strip():
         raise BadRequest("`model` must be a collection such as bench/<name>.", param="model")
-    collection = model.removeprefix(PREFIX)
-    merged_name = collection.endswith(MERGED)
-    collection = collection.removesuffix(MERGED)
-    messages = _messages(body.get("messages"))
-    for field in sorted(_TOOLS & body.keys()):
-        if body[field] is not None:
-            raise BadRequest(f"`{field}` is not supported on a panel.", param=field)
-    sampling = _sampling(body)
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
-        raise BadRequest("`stream` must be true or false.", param="stream")
-    shape, shape_by = _shape(headers, collection, config)
-    nominees = _nominees(body.get("with"), headers.get("x-panel-with"))
-    prompt = "\n\n".join(_text(m.get("content")) for m in messages)
-    merged = merged_name or _reply_asked(body.get("bench"), collection, config)
-    return ChatAsk(
-        requested_model=model,
-        collection=collection,
-        shape=shape,
-        shape_by=shape_by,
-        nominees=nominees,
-        messages=messages,
-        sampling=sampling,
-        stream=stream,
-        prompt_tokens=estimate_tokens(len(prompt)),
-        prompt=prompt,
-        merged=merged,
-    )
+    collection = model.removeprefix(COLLECTION_PREFIX)
+    return collection.removesuffix(MERGED), collection.endswith(MERGED)
 
 
-def _reply_asked(options: Any, collection: str, config: Config) -> bool:
+def reply_merged(options: Any, collection: str, config: Config) -> bool:
     """`"bench": {"reply": "merged" | "panel"}` in the body, else the collection's own choice."""
     if options is not None:
         if not isinstance(options, dict) or set(options) - {"reply"}:
@@ -127,7 +133,9 @@ def _reason(exc: BaseException) -> str:
     return str(exc)
 
 
-def _messages(messages: Any) -> list[dict[str, Any]]:
+def chat_messages(messages: Any) -> list[dict[str, Any]]:
+    """OpenAI chat messages, refused when a panel cannot take them (tools, unknown roles,
+    content that is neither a string nor a list of text parts)."""
     if not isinstance(messages, list) or not messages:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")
     for i, message in enumerate(messages):
@@ -167,13 +175,8 @@ def _good_content(content: Any) -> bool:
     )
 
 
-def _text(content: str | list[dict[str, Any]]) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-
-
-def _sampling(body: dict[str, Any]) -> dict[str, Any]:
+def sampling_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The sampling fields a seat is given, each of the JSON type it may take."""
     sampling = {}
     for field, types in SAMPLING.items():
         value = body.get(field)
@@ -185,7 +188,8 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
     return sampling
 
 
-def _shape(headers: dict[str, str], collection: str, config: Config) -> tuple[str, str]:
+def shape_asked(headers: dict[str, str], collection: str, config: Config) -> tuple[str, str]:
+    """(shape, how it was chosen): the X-Panel-Shape header, the collection's, or general."""
     asked = (headers.get("x-panel-shape") or "").strip()
     if asked:
         return asked.lower(), "header"
@@ -196,7 +200,8 @@ def _shape(headers: dict[str, str], collection: str, config: Config) -> tuple[st
     return "general", "default"
 
 
-def _nominees(body_value: Any, header_value: str | None) -> tuple[str, ...]:
+def nominees_of(body_value: Any, header_value: str | None) -> tuple[str, ...]:
+    """Models nominated into explorer chairs: the body's list, then the X-Panel-With header."""
     names: list[str] = []
     if body_value is not None:
         if not isinstance(body_value, list) or not all(isinstance(n, str) for n in body_value):

@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve":
             return serve(_config_path(args.config), args.host, args.port, args.workers)
         if args.command == "simulate":
-            from gateway.simulate import load_spec, serve_simulator
+            from simulator import load_spec, serve_simulator
 
             spec = load_spec(args.spec) if args.spec else None
             serve_simulator(host=args.host, port=args.port, spec=spec)

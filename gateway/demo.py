@@ -30,7 +30,7 @@ def run_demo(port: int, *, once: bool = False) -> int:
     import openai
 
     from gateway.app import create_app
-    from gateway.simulate import create_sim_app, load_spec
+    from simulator import create_sim_app, load_spec
 
     spec = load_spec(str(resources.files("gateway").joinpath("demo_simulate.yaml")))
     store_dir = Path(tempfile.mkdtemp(prefix="bench-demo-"))

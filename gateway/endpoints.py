@@ -1,22 +1,20 @@
-"""The HTTP routes. Handlers read the request, call the layers below, and shape the reply."""
+"""The HTTP routes. A panel route is read -> seat -> render through its format's module; the
+rest (models, records, verdicts, health) are small enough to live here."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway import panels, reply
-from gateway.asking import MERGED, PREFIX, parse_chat
-from gateway.errors import NotFound, PayloadTooLarge
-from gateway.fanout import Fanout
+from gateway.asking import COLLECTION_PREFIX, MERGED
+from gateway.errors import GatewayError, NotFound, PayloadTooLarge
+from gateway.formats import Format, chat
 from gateway.openapi import describe
+from gateway.panel import seat
 from gateway.runtime import Runtime
-from gateway.seating import seat
-from gateway.streaming import stream_panel
 from gateway.verdicts import parse_verdict
 from routing import ROUTER_PANEL
 
@@ -43,42 +41,33 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 async def chat_completions(request: Request) -> Response:
+    return await ask_panel(request, chat)
+
+
+async def ask_panel(request: Request, fmt: Format) -> Response:
+    """Every panel endpoint: the format reads the request into an Ask, the panel is seated, the
+    format renders the run. A refusal before seating seats nobody and calls no upstream."""
     runtime = runtime_of(request)
-    caller = await runtime.gatekeeper.caller(request)
-    raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-    ask = parse_chat(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
-    caller.check(ask.collection)
-    facts, record = seat(runtime, ask, key_name=caller.name)
-    await runtime.store.add_panel(record)
-    mode = runtime.config.gateway.stream_seats
-    fanout = Fanout(
-        runtime,
-        facts.panel_id,
-        facts.shape,
-        facts.plan,
-        ask.messages,
-        ask.sampling,
-        stream=mode == "always" or (mode == "auto" and ask.stream),
-    )
-    if ask.stream:
-        return stream_panel(runtime, facts, ask, fanout)
-    outcome = await asyncio.shield(
-        panels.start(runtime, facts, panels.run(runtime, facts, ask, fanout))
-    )
-    if not reply.answered(outcome.seats):
-        raise panels.failure(runtime, facts, outcome.seats)
-    return JSONResponse(panels.completion(facts, outcome), headers=panels.headers(facts))
+    try:
+        client = await runtime.gatekeeper.client(request)
+        raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
+        client.check(ask.collection)
+        run = await seat(runtime, ask, key_name=client.name)
+    except GatewayError as error:
+        return fmt.render_error(error)
+    return await fmt.render_run(run)
 
 
 async def list_models(request: Request) -> Response:
-    caller = await runtime_of(request).gatekeeper.caller(request)
+    client = await runtime_of(request).gatekeeper.client(request)
     catalog = runtime_of(request).config.catalog
     limits = catalog.limits
     data: list[dict[str, Any]] = []
     for c in catalog.collections:
         data.append(
             {
-                "id": PREFIX + c.name,
+                "id": COLLECTION_PREFIX + c.name,
                 "object": "model",
                 "created": 0,
                 "owned_by": "bench",
@@ -92,7 +81,7 @@ async def list_models(request: Request) -> Response:
         )
     data.append(
         {
-            "id": PREFIX + ROUTER_PANEL,
+            "id": COLLECTION_PREFIX + ROUTER_PANEL,
             "object": "model",
             "created": 0,
             "owned_by": "bench",
@@ -104,21 +93,21 @@ async def list_models(request: Request) -> Response:
             "reply": "panel",
         }
     )
-    data = [entry for entry in data if caller.may_use(entry["id"].removeprefix(PREFIX))]
+    data = [entry for entry in data if client.may_use(entry["id"].removeprefix(COLLECTION_PREFIX))]
     merged = [{**entry, "id": entry["id"] + MERGED, "reply": "merged"} for entry in data]
     return JSONResponse({"object": "list", "data": data + merged})
 
 
 async def post_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
-    caller = await runtime.gatekeeper.caller(request)
+    client = await runtime.gatekeeper.client(request)
     raw = await read_body(request, 1_000_000)
     verdict = parse_verdict(raw)
     call = await runtime.store.call(verdict["call"])
     if call is None:
         raise NotFound(f"Unknown call {verdict['call']!r}.", param="call")
-    caller.check(call["collection"])
-    outcome = await runtime.store.record_verdict({**verdict, "key_name": caller.name})
+    client.check(call["collection"])
+    outcome = await runtime.store.record_verdict({**verdict, "key_name": client.name})
     assert outcome is not None  # the call exists, and calls are never deleted
     written, previous = outcome
     if written:
@@ -137,21 +126,21 @@ async def get_call(request: Request) -> Response:
 
 async def _record(request: Request, kind: str, fetch) -> Response:
     """A panel or call as recorded, for callers whose key may see its collection."""
-    caller = await runtime_of(request).gatekeeper.caller(request)
+    client = await runtime_of(request).gatekeeper.client(request)
     wanted = request.path_params[kind]
     found = await fetch(wanted)
     if found is None:
         raise NotFound(f"Unknown {kind} {wanted!r}.", param=kind)
-    caller.check(found["collection"])
+    client.check(found["collection"])
     return JSONResponse(found)
 
 
 async def bench_models(request: Request) -> Response:
     runtime = runtime_of(request)
-    await runtime.gatekeeper.caller(request)
+    await runtime.gatekeeper.client(request)
     rows = []
     for model in runtime.config.catalog.models:
-        cooldown = runtime.limits.cooldown_of(model.alias)
+        cooldown = runtime.rate_limits.cooldown_of(model.alias)
         rows.append(
             {
                 "alias": model.alias,
@@ -161,7 +150,7 @@ async def bench_models(request: Request) -> Response:
                 **runtime.ledger.row(model.alias),
                 "cooling_until": cooldown.until if cooldown else None,
                 "cooling_why": cooldown.why if cooldown else None,
-                "rpm_used": runtime.limits.rpm_use(model.alias),
+                "rpm_used": runtime.rate_limits.rpm_use(model.alias),
             }
         )
     return JSONResponse({"models": rows})

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from typing import Any
 
 from gateway.errors import (
@@ -26,14 +27,21 @@ from routing import Panel
 
 log = logging.getLogger("bench.fanout")
 
-OK, EMPTY, ERROR, TIMEOUT, RATE_LIMITED, COOLING = (
-    "ok",
-    "empty",
-    "error",
-    "timeout",
-    "rate_limited",
-    "cooling",
-)
+
+class SeatStatus(StrEnum):
+    """How a seat ended. A str, so it is written to JSON and to the records as the plain word."""
+
+    OK = "ok"
+    EMPTY = "empty"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    RATE_LIMITED = "rate_limited"
+    COOLING = "cooling"  # not called: its model was cooling or over its rpm cap
+
+    @property
+    def limited(self) -> bool:
+        """Rate limited or cooling: the seat goes to the next reserve."""
+        return self in (SeatStatus.RATE_LIMITED, SeatStatus.COOLING)
 
 
 @dataclass
@@ -45,7 +53,7 @@ class SeatResult:
     model: str
     connection: str
     shape: str
-    status: str = ERROR
+    status: SeatStatus = SeatStatus.ERROR
     error: str | None = None
     error_class: str | None = None
     seconds: float = 0.0
@@ -103,7 +111,10 @@ class Fanout:
         while True:
             result = await self._attempt(seat, alias, replaces)
             self.results.append(result)
-            swap = result.status in (RATE_LIMITED, COOLING) and self._next_reserve()
+            swap = (
+                result.status in (SeatStatus.RATE_LIMITED, SeatStatus.COOLING)
+                and self._next_reserve()
+            )
             if swap:
                 self.reserve_number += 1
                 result.replaced_by = f"reserve{self.reserve_number}"
@@ -116,7 +127,7 @@ class Fanout:
     def _next_reserve(self) -> str | None:
         while self.reserves:
             alias = self.reserves.pop(0)
-            if self.runtime.limits.cooldown_of(alias) is None:
+            if self.runtime.rate_limits.cooldown_of(alias) is None:
                 return alias
         return None
 
@@ -135,14 +146,14 @@ class Fanout:
             replaces=replaces,
             started=runtime.clock(),
         )
-        permit = runtime.limits.acquire(alias)
+        permit = runtime.rate_limits.acquire(alias)
         if isinstance(permit, str):
-            result.status, result.error, result.error_class = COOLING, permit, "cooling"
+            result.status, result.error, result.error_class = SeatStatus.COOLING, permit, "cooling"
             result.finished = result.started
             return result
         began = time.monotonic()
         try:
-            answer = await runtime.caller(
+            answer = await runtime.call_upstream(
                 runtime.config.litellm_params[alias],
                 self.messages,
                 self.sampling,
@@ -153,18 +164,18 @@ class Fanout:
             await self._failed(result, exc)
         except Exception as exc:  # a bug in a seat must not cancel its siblings
             log.exception("seat %s failed unexpectedly", result.id)
-            result.status, result.error_class = ERROR, "internal"
+            result.status, result.error_class = SeatStatus.ERROR, "internal"
             result.error = f"internal error: {type(exc).__name__}"
         else:
             text = answer.text or ""
-            result.status = OK if text.strip() else EMPTY
+            result.status = SeatStatus.OK if text.strip() else SeatStatus.EMPTY
             result.answer = text
             result.tokens_in, result.tokens_out = answer.tokens_in, answer.tokens_out
             result.first_token_s = answer.first_token_s
-            if result.status == EMPTY:
+            if result.status == SeatStatus.EMPTY:
                 result.error, result.error_class = "the model returned an empty answer", "empty"
             elif (notice := provider_notice(text)) is not None:
-                result.status, result.error_class = ERROR, "notice"
+                result.status, result.error_class = SeatStatus.ERROR, "notice"
                 result.error = f"the provider sent a notice, not an answer ({notice!r})"
         finally:
             permit.release()
@@ -176,13 +187,15 @@ class Fanout:
         result.error = self.runtime.scrub(exc.message)
         result.error_class = exc.kind
         if isinstance(exc, UpstreamRateLimited):
-            result.status = RATE_LIMITED
-            until = self.runtime.limits.cool(result.alias, exc.retry_after, "rate limited (429)")
+            result.status = SeatStatus.RATE_LIMITED
+            until = self.runtime.rate_limits.cool(
+                result.alias, exc.retry_after, "rate limited (429)"
+            )
             result.error = f"{result.error} (cooling {until - self.runtime.clock():.0f} s)"
         elif isinstance(exc, UpstreamTimeout):
-            result.status = TIMEOUT
+            result.status = SeatStatus.TIMEOUT
         else:
-            result.status = ERROR
+            result.status = SeatStatus.ERROR
         if isinstance(exc, UpstreamContextWindow) and exc.limit:
             if self.runtime.ledger.learn_window(result.alias, exc.limit):
                 try:
@@ -191,7 +204,7 @@ class Fanout:
                     log.exception("could not record %s's context window", result.alias)
 
     async def _finished(self, result: SeatResult) -> None:
-        if result.status == OK and self.counts:
+        if result.status == SeatStatus.OK and self.counts:
             self.runtime.ledger.answered(result.alias)
         try:
             await self.runtime.store.add_call(result.row())

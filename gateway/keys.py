@@ -23,7 +23,7 @@ from gateway.errors import Forbidden, TooManyRequests, Unauthorized
 
 log = logging.getLogger("bench.keys")
 
-PREFIX = "bwk_"
+KEY_PREFIX = "bwk_"
 LOCAL = "local"
 _SHAPE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
 _CACHE_S = 2.0  # how long a looked-up key is trusted before the store is asked again
@@ -31,7 +31,7 @@ _TOUCH_S = 60.0  # last_used is written at most this often per key
 
 
 def new_key() -> str:
-    return PREFIX + secrets.token_urlsafe(32)
+    return KEY_PREFIX + secrets.token_urlsafe(32)
 
 
 def digest(key: str) -> str:
@@ -50,7 +50,7 @@ def key_record(name: str, key: str, collections: list[str] | None, rpm: int | No
 
 
 @dataclass(frozen=True)
-class Caller:
+class Client:
     name: str
     collections: frozenset[str] | None = None  # None: every collection
 
@@ -66,7 +66,7 @@ class Caller:
             )
 
 
-EVERYONE = Caller(LOCAL)
+EVERYONE = Client(LOCAL)
 
 
 def presented(request: Request) -> str | None:
@@ -88,7 +88,7 @@ class Gatekeeper:
         self._cache: dict[str, tuple[dict | None, float]] = {}
         self._touched: dict[str, float] = {}
 
-    async def caller(self, request: Request) -> Caller:
+    async def client(self, request: Request) -> Client:
         if not self.required:
             return EVERYONE
         key = presented(request)
@@ -104,7 +104,7 @@ class Gatekeeper:
             raise _unauthorized("Unknown or revoked gateway key.")
         await self._count(record)
         scopes = record["collections"]
-        return Caller(record["name"], frozenset(scopes) if scopes is not None else None)
+        return Client(record["name"], frozenset(scopes) if scopes is not None else None)
 
     async def _lookup(self, wanted: str) -> dict | None:
         now = self.clock()

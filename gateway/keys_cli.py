@@ -9,8 +9,8 @@ import time
 from argparse import Namespace
 
 from gateway.keys import key_record, new_key
-from gateway.records import open_store
 from gateway.settings import Config
+from gateway.store import open_store
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 

@@ -33,7 +33,9 @@ class Permit:
             self._slots = []
 
 
-class Limits:
+class RateLimits:
+    """Cooldowns and rpm caps on the board. (How big a panel may be is routing's PanelLimits.)"""
+
     def __init__(self, config: Config, clock: Callable[[], float], board: Board) -> None:
         self.config = config
         self.clock = clock

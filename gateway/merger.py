@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.fanout import OK, Fanout, SeatResult
+from gateway.fanout import Fanout, SeatResult, SeatStatus
 from gateway.reply import PanelFacts
 from gateway.runtime import Runtime
-from routing import Panel, Seat, estimate_tokens
+from routing import Panel, Seat, conversation_text, estimate_tokens
 
 INSTRUCTIONS = (
     "You are merging the answers of a panel of independent models to the conversation below. "
@@ -29,7 +29,7 @@ class Merge:
 
     @property
     def answer(self) -> str | None:
-        ok = self.result is not None and self.result.status == OK
+        ok = self.result is not None and self.result.status == SeatStatus.OK
         return self.result.answer if ok and self.note is None else None
 
 
@@ -39,7 +39,7 @@ def choose_merger(runtime: Runtime, facts: PanelFacts, seats: list[SeatResult]) 
     collection = runtime.config.catalog.collection(facts.collection)
     if collection is not None and collection.merger:
         return collection.merger
-    answered = [r for r in seats if r.status == OK]
+    answered = [r for r in seats if r.status == SeatStatus.OK]
     if not answered:
         return None
     useful = {r.alias: runtime.ledger.useful_on(r.alias, facts.shape) for r in answered}
@@ -50,11 +50,10 @@ def choose_merger(runtime: Runtime, facts: PanelFacts, seats: list[SeatResult]) 
 
 
 def merge_messages(messages: list[dict[str, Any]], seats: list[SeatResult]) -> list[dict[str, Any]]:
-    answers = "\n\n".join(f"### {r.seat} ({r.alias})\n{r.answer}" for r in seats if r.status == OK)
-    conversation = "\n\n".join(
-        f"[{m.get('role')}] {m.get('content') if isinstance(m.get('content'), str) else ''}"
-        for m in messages
+    answers = "\n\n".join(
+        f"### {r.seat} ({r.alias})\n{r.answer}" for r in seats if r.status == SeatStatus.OK
     )
+    conversation = conversation_text(messages, roles=True)
     return [
         {"role": "system", "content": INSTRUCTIONS},
         {
@@ -86,7 +85,7 @@ async def merge(
     plan = Panel(seats=(Seat("merger", alias),), reserves=())
     fanout = Fanout(runtime, facts.panel_id, facts.shape, plan, asked, sampling, counts=False)
     (result,) = await fanout.run()
-    if result.status != OK:
+    if result.status != SeatStatus.OK:
         return Merge(
             result,
             f"merger {alias} did not answer ({result.status}); every answer is shown instead",

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.records import CALL_FIELDS, PANEL_FIELDS
+from gateway.fanout import SeatStatus
 from gateway.reply import SEAT_FIELDS
+from gateway.store import CALL_FIELDS, PANEL_FIELDS
 
 _REF = "#/components/schemas/"
 
@@ -41,7 +42,7 @@ SEAT = {
         "seat": {"type": "string"},
         "alias": {"type": "string"},
         "connection": {"type": "string"},
-        "status": {"enum": ["ok", "empty", "error", "timeout", "rate_limited", "cooling"]},
+        "status": {"enum": [status.value for status in SeatStatus]},
         "seconds": {"type": "number"},
         "answer": _NULLABLE_STR,
         "error": _NULLABLE_STR,

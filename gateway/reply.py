@@ -1,11 +1,11 @@
-"""Turning seat results into the client's reply: markdown content and the `bench` field."""
+"""What every format's reply shows of a panel: the markdown of its seats and the `bench` field."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.fanout import COOLING, OK, RATE_LIMITED, SeatResult
+from gateway.fanout import SeatResult, SeatStatus
 from routing import Panel
 
 SEAT_FIELDS = (
@@ -83,7 +83,7 @@ def section(result: SeatResult) -> str:
         status += f" · replaced by {result.replaced_by}"
     lines.append(status)
     lines.append("")
-    if result.status == OK:
+    if result.status == SeatStatus.OK:
         lines.append(result.answer or "")
     else:
         lines.append(f"> {result.error or result.status}")
@@ -104,27 +104,11 @@ def usage(seats: list[SeatResult]) -> dict[str, int]:
     }
 
 
-def completion(facts: PanelFacts, seats: list[SeatResult]) -> dict[str, Any]:
-    return {
-        "id": f"chatcmpl-{facts.panel_id}",
-        "object": "chat.completion",
-        "created": int(facts.created),
-        "model": facts.requested_model,
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content(facts, seats)},
-            }
-        ],
-        "usage": usage(seats),
-        "bench": bench_field(facts, seats),
-    }
-
-
 def all_limited(seats: list[SeatResult]) -> bool:
-    return bool(seats) and all(r.status in (RATE_LIMITED, COOLING) for r in seats)
+    return bool(seats) and all(
+        r.status in (SeatStatus.RATE_LIMITED, SeatStatus.COOLING) for r in seats
+    )
 
 
 def answered(seats: list[SeatResult]) -> bool:
-    return any(r.status == OK for r in seats)
+    return any(r.status == SeatStatus.OK for r in seats)

@@ -1,4 +1,4 @@
-"""What every request shares: config, record store, live figures, limits, the clock, the caller.
+"""What every request shares: config, record store, live figures, limits, the clock, the way out.
 
 Built once per app by the factory; nothing here is module-level state. The live figures and the
 limits sit on the board, which the workers of one gateway share (gateway/board.py).
@@ -15,23 +15,23 @@ from typing import Any
 from gateway.board import Board
 from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
-from gateway.limits import Limits
-from gateway.records import RecordStore
+from gateway.limits import RateLimits
 from gateway.settings import Config
+from gateway.store import RecordStore
 
 # (litellm params, messages, sampling, timeout, stream=) -> upstream.Answer
-Caller = Callable[..., Awaitable[Any]]
+UpstreamCall = Callable[..., Awaitable[Any]]
 
 
 @dataclass
 class Runtime:
     config: Config
     store: RecordStore
-    caller: Caller
+    call_upstream: UpstreamCall
     clock: Callable[[], float] = time.time
     board: Board | None = None  # None: one of its own, sized for the config
     ledger: Ledger = field(init=False)
-    limits: Limits = field(init=False)
+    rate_limits: RateLimits = field(init=False)
     gatekeeper: Gatekeeper = field(init=False)
     panels: set[asyncio.Task] = field(default_factory=set)  # running panels, awaited on shutdown
     ready: bool = False
@@ -43,7 +43,7 @@ class Runtime:
         self.ledger = Ledger(
             self.board, (m.alias for m in catalog.models), (name for name, _ in catalog.shapes)
         )
-        self.limits = Limits(self.config, self.clock, self.board)
+        self.rate_limits = RateLimits(self.config, self.clock, self.board)
         self.gatekeeper = Gatekeeper(
             self.store, self.config.gateway.require_keys, self.board, self.clock
         )

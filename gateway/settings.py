@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from routing import DEFAULT_SHAPES, ROLES, ROUTER_PANEL, Catalog, Collection, Limits, Model
+from routing import DEFAULT_SHAPES, ROLES, ROUTER_PANEL, Catalog, Collection, Model, PanelLimits
 
 ENV_PREFIX = "os.environ/"
 _TAG = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -96,7 +96,7 @@ def parse_config(
     collections = _collections(raw.get("collections") or {}, models, shapes, problems)
     if problems:
         raise ConfigError(problems)
-    limits = Limits(gateway.max_calls, gateway.max_explorers, gateway.reserves)
+    limits = PanelLimits(gateway.max_calls, gateway.max_explorers, gateway.reserves)
     catalog = Catalog(tuple(models), tuple(collections), tuple(shapes.items()), limits)
     store = _store(raw.get("store", "sqlite:///data/records.db"), base)
     return Config(

@@ -6,8 +6,8 @@ from routing.catalog import (
     ROUTER_PANEL,
     Catalog,
     Collection,
-    Limits,
     Model,
+    PanelLimits,
     family_of,
 )
 from routing.errors import (
@@ -20,6 +20,7 @@ from routing.errors import (
 )
 from routing.evidence import Evidence, Standing
 from routing.panel import Ask, Panel, Seat, Skipped, choose_panel, estimate_tokens
+from routing.text import content_text, conversation_text
 
 __all__ = [
     "DEFAULT_SHAPES",
@@ -29,7 +30,7 @@ __all__ = [
     "Catalog",
     "Collection",
     "Evidence",
-    "Limits",
+    "PanelLimits",
     "Model",
     "NothingToSeat",
     "Panel",
@@ -42,6 +43,8 @@ __all__ = [
     "UnknownCollection",
     "UnknownShape",
     "choose_panel",
+    "content_text",
+    "conversation_text",
     "estimate_tokens",
     "family_of",
 ]

@@ -64,7 +64,9 @@ class Collection:
 
 
 @dataclass(frozen=True)
-class Limits:
+class PanelLimits:
+    """How big a panel may be. (Rate limits are the gateway's: gateway/limits.py.)"""
+
     max_calls: int = 5
     max_explorers: int = 2
     reserves: int = 2
@@ -75,7 +77,7 @@ class Catalog:
     models: tuple[Model, ...]
     collections: tuple[Collection, ...] = ()
     shapes: tuple[tuple[str, tuple[str, ...]], ...] = tuple(DEFAULT_SHAPES.items())
-    limits: Limits = field(default_factory=Limits)
+    limits: PanelLimits = field(default_factory=PanelLimits)
 
     def model(self, alias: str) -> Model | None:
         return self._models.get(alias)

@@ -18,7 +18,7 @@ from gateway.app import create_app
 from gateway.board import Board
 from gateway.serving import ServerThread
 from gateway.settings import parse_config
-from gateway.simulate import create_sim_app
+from simulator import create_sim_app
 
 # alias -> (served name, connection, role)
 MODELS = {

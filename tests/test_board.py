@@ -201,7 +201,7 @@ def test_uvicorns_own_workers_map_the_board_named_in_their_environment(sim, tmp_
     monkeypatch.setenv("BENCH_CONFIG", str(config))
     monkeypatch.setenv("BENCH_BOARD", str(board))
     runtime = app_from_environment().state.runtime
-    until = runtime.limits.cool("alpha", 30, "rate limited (429)")
+    until = runtime.rate_limits.cool("alpha", 30, "rate limited (429)")
     other = Board.attach(board)
     assert other.numbers("cool:alpha")[0] == until
     assert other.text("cool:alpha") == "rate limited (429)"

@@ -91,15 +91,21 @@ def test_a_500_once_then_fine_errors_one_panel_and_answers_the_next(make_gateway
     assert len(sim.log(served("alpha"))) == 2  # no hidden retry in between
 
 
-def test_a_refused_connection_is_a_connection_error(make_gateway, sim):
+def test_a_refused_connection_is_a_connection_error_naming_the_host_and_port(make_gateway, sim):
+    port = free_port()  # nothing listens on it
     raw = duo_raw(sim.url)
-    raw["model_list"][0]["litellm_params"]["api_base"] = f"http://127.0.0.1:{free_port()}/v1"
+    params = raw["model_list"][0]["litellm_params"]
+    params["api_base"] = f"http://127.0.0.1:{port}/v1"
+    params["api_key"] = "sk-never-shown-1234"
     gw = make_gateway(raw)
     completion, _ = gw.ask("bench/duo")
     alpha = completion.model_extra["bench"]["seats"][0]
     assert alpha["status"] == "error"
+    assert f"cannot reach 127.0.0.1:{port}" in alpha["error"]
     record = gw.http.get(f"/bench/calls/{alpha['call']}").json()
     assert record["error_class"] == "connection"
+    assert f"127.0.0.1:{port}" in record["error"]
+    assert "sk-never-shown" not in record["error"] + completion.choices[0].message.content
 
 
 def test_a_slow_first_token_within_the_timeout_is_a_good_answer(make_gateway, sim):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from gateway.gate import SetupGate
-from gateway.inline import InlineWhere
+from gateway.upstream.gate import SetupGate
+from gateway.upstream.inline import InlineWhere
 
 
 def test_set_ups_pass_the_gate_one_at_a_time_in_arrival_order():

@@ -25,7 +25,7 @@ from hypothesis.control import currently_in_test_context
 from gateway.app import create_app
 from gateway.serving import ServerThread
 from gateway.settings import parse_config
-from gateway.simulate import create_sim_app
+from simulator import create_sim_app
 from tests.conftest import MODELS, bench_raw
 
 BODY_LIMIT = 1_000_000  # this module's max_body_bytes; the verdict route's own limit is the same

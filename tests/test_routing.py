@@ -13,9 +13,9 @@ from routing import (
     Catalog,
     Collection,
     Evidence,
-    Limits,
     Model,
     NothingToSeat,
+    PanelLimits,
     PromptTooLarge,
     Standing,
     UnknownAlias,
@@ -26,7 +26,7 @@ from routing import (
 )
 
 NOW = 1_000_000.0
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = PanelLimits()
 
 
 def model(alias, connection="a", role="general", **kw):
@@ -82,7 +82,7 @@ def test_family_is_the_served_name_normalised():
     ],
 )
 def test_the_shape_decides_which_roles_may_explore(shape, admitted, refused):
-    cat = catalog(limits=Limits(max_calls=10, max_explorers=2, reserves=5))
+    cat = catalog(limits=PanelLimits(max_calls=10, max_explorers=2, reserves=5))
     aliases = set()
     for seed in range(40):  # over many fair tie-breaks every admitted model shows up
         panel = choose_panel(Ask("core", shape, seed=seed), cat, evidence(), NOW)
@@ -126,7 +126,7 @@ def test_a_never_seated_model_explores_before_any_seated_one():
 def test_explorer_chairs_are_max_explorers_bounded_by_max_calls(
     max_calls, max_explorers, members, explorers
 ):
-    limits = Limits(max_calls=max_calls, max_explorers=max_explorers, reserves=0)
+    limits = PanelLimits(max_calls=max_calls, max_explorers=max_explorers, reserves=0)
     panel = choose_panel(
         Ask("core", "review"), catalog(limits=limits, core={"members": members}), evidence(), NOW
     )
@@ -135,7 +135,7 @@ def test_explorer_chairs_are_max_explorers_bounded_by_max_calls(
 
 def test_an_explorer_never_shares_a_family_with_a_seated_model():
     models = BENCH + (Model("kimi-2", "other/Kimi:free", "far"),)
-    cat = catalog(models=models, limits=Limits(max_calls=10, max_explorers=2, reserves=5))
+    cat = catalog(models=models, limits=PanelLimits(max_calls=10, max_explorers=2, reserves=5))
     for seed in range(30):
         panel = choose_panel(Ask("core", "general", seed=seed), cat, evidence(), NOW)
         aliases = [s.alias for s in panel.seats] + list(panel.reserves)
@@ -157,7 +157,7 @@ def test_reserves_prefer_connections_no_seat_uses_then_evidence():
         kimi=Standing(last_seated=NOW),
         deep=Standing(last_seated=NOW - 1, useful=MappingProxyType({"general": 4})),
     )
-    cat = catalog(models=BENCH[:5], limits=Limits(max_calls=2, max_explorers=1, reserves=3))
+    cat = catalog(models=BENCH[:5], limits=PanelLimits(max_calls=2, max_explorers=1, reserves=3))
     panel = choose_panel(Ask("core", "general"), cat, ev, NOW)
     used = {cat.model(s.alias).connection for s in panel.seats}
     first_reserve = cat.model(panel.reserves[0])
@@ -287,7 +287,7 @@ def test_router_panel_without_evidence_starts_with_the_stalest():
 
 
 def test_router_panel_is_at_most_max_calls_in_priority_order():
-    cat = catalog(limits=Limits(max_calls=3, max_explorers=2, reserves=1))
+    cat = catalog(limits=PanelLimits(max_calls=3, max_explorers=2, reserves=1))
     panel = choose_panel(Ask("panel", "general"), cat, evidence(), NOW)
     assert [s.name for s in panel.seats] == ["primary", "second", "explorer1"]
 

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from gateway.records import SqliteStore
+from gateway.store import SqliteStore
 
 
 def panel(i: int) -> dict:
@@ -114,3 +114,37 @@ def test_a_learned_window_only_goes_down(tmp_path, window):
             await store.close()
 
     assert asyncio.run(scenario()) == {"a": min(2000, window)}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"tokens_in": 2**70},  # an int SQLite cannot bind: OverflowError, not a sqlite3.Error
+        {"answer": object()},  # a value no adapter knows
+    ],
+    ids=["int-too-large", "unbindable-object"],
+)
+def test_a_batch_that_fails_to_bind_fails_its_own_writes_and_later_writes_still_land(
+    tmp_path, bad
+):
+    async def scenario():
+        store = SqliteStore(tmp_path / "f.db")
+        await store.open()
+        try:
+            await store.add_panel(panel(1))
+            together = [
+                store.add_call({**call("p1", "member1"), **bad}),
+                store.add_call(call("p1", "member2")),
+            ]
+            # (a guard only: a writer that hangs fails the test instead of the whole run)
+            first, second = await asyncio.wait_for(
+                asyncio.gather(*together, return_exceptions=True), timeout=30
+            )
+            assert isinstance(first, Exception) and second is None
+            await asyncio.wait_for(store.add_call(call("p1", "member3")), timeout=30)
+            found = await store.panel("p1")
+            return [s["id"] for s in found["seats"]]
+        finally:
+            await store.close()
+
+    assert asyncio.run(scenario()) == ["p1.member2", "p1.member3"]

@@ -248,3 +248,22 @@ def test_without_a_configured_merger_the_seat_with_most_useful_verdicts_merges(m
     gw.http.post("/bench/verdict", json={"call": delta["call"], "useful": True})
     completion, _ = gw.ask("bench/trio:merged")
     assert completion.model_extra["bench"]["merger"]["alias"] == "delta"
+
+
+def test_a_merged_reply_to_a_multi_part_request_merges_the_conversation(make_gateway, sim):
+    gw = make_gateway(merged_raw(sim.url))
+    parts = [
+        {"type": "text", "text": "Is the retry loop safe?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "text", "text": "Look at line 3."},
+    ]
+    completion = gw.client.chat.completions.create(
+        model="bench/trio:merged", messages=[{"role": "user", "content": parts}]
+    )
+    content = completion.choices[0].message.content
+    # the simulated merger echoes the start of what it was asked: the conversation, with text
+    assert "[user] Is the retry loop safe?\nLook at line 3." in content
+    bench = completion.model_extra["bench"]
+    assert bench["merger"]["status"] == "ok"
+    panel = gw.http.get(f"/bench/panels/{bench['panel']}").json()
+    assert panel["prompt"] == "Is the retry loop safe?\nLook at line 3."

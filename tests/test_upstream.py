@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from gateway import upstream
 from gateway.errors import UpstreamContextWindow, UpstreamRateLimited
+from gateway.upstream import calls as upstream
 
 
 def test_importing_the_gateway_makes_litellm_offline_before_it_loads():
@@ -70,7 +70,7 @@ def test_rate_limit_errors_become_rate_limited():
 
 
 def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(gateway, sim):
-    way_out = gateway.runtime.caller.__self__
+    way_out = gateway.runtime.call_upstream.__self__
     inlined_before = way_out.executor.inlined
     completion, _ = gateway.ask("bench/trio")
     assert [s["status"] for s in completion.bench["seats"]] == ["ok"] * 5
@@ -79,3 +79,16 @@ def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(g
     assert way_out.gate.silent == set()
     # and litellm's set-up of each of the five calls ran on the event loop, not in a thread
     assert way_out.executor.inlined - inlined_before == 5
+
+
+@pytest.mark.parametrize(
+    ("params", "where"),
+    [
+        ({"api_base": "http://127.0.0.1:8199/v1"}, "127.0.0.1:8199"),
+        ({"api_base": "https://user:secret@api.example.com/v1?key=abc"}, "api.example.com:443"),
+        ({"api_base": "http://[::1]:9/v1"}, "[::1]:9"),
+        ({"model": "openai/gpt-x"}, "openai/gpt-x's default endpoint"),
+    ],
+)
+def test_an_unreachable_endpoint_is_named_by_host_and_port_only(params, where):
+    assert upstream.endpoint_of(params) == where

@@ -16,12 +16,12 @@ import re
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import litellm  # the package's __init__ has already made it offline
 import litellm.main
 
-from gateway import inline
 from gateway.errors import (
     UpstreamAuth,
     UpstreamBrokenStream,
@@ -32,7 +32,8 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
-from gateway.gate import Passage, SetupGate
+from gateway.upstream import inline
+from gateway.upstream.gate import Passage, SetupGate
 
 litellm.suppress_debug_info = True
 litellm.telemetry = False
@@ -40,7 +41,7 @@ litellm.telemetry = False
 # would make litellm deep-copy and redact every call's messages for no reader.)
 
 # Providers whose request set-up is CPU work only (a static key, no credential fetch, no file or
-# network access before the request), so it may run on the event loop (see gateway/inline.py).
+# network access before the request), so it may run on the event loop (see upstream/inline.py).
 SETUP_INLINE = frozenset(
     {
         "openai", "openrouter", "groq", "mistral", "nvidia_nim", "together_ai", "deepseek",
@@ -70,9 +71,9 @@ class Upstream:
     - One shared HTTP session (one connection pool) for every seat call: litellm sends through
       it (`shared_session`), with no cap on connections per host beyond the panel sizes.
     - litellm's per-call request set-up runs on the event loop for providers where it is CPU
-      work only, instead of a thread hop each way (gateway/inline.py).
+      work only, instead of a thread hop each way (gateway/upstream/inline.py).
     - Set-ups pass a gate one at a time, in arrival order, until their request leaves
-      (gateway/gate.py); the session's trace hook says when it does.
+      (gateway/upstream/gate.py); the session's trace hook says when it does.
     """
 
     def __init__(self) -> None:
@@ -100,7 +101,7 @@ class Upstream:
             await self.session.close()
             self.session = None
 
-    async def complete(
+    async def call(
         self,
         params: dict[str, Any],
         messages: list[dict[str, Any]],
@@ -109,13 +110,15 @@ class Upstream:
         *,
         stream: bool = False,
     ) -> Answer:
+        """The gateway's `UpstreamCall`: one seat's call, through the gate and the shared
+        session."""
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         model = params.get("model", "")
         async with self.gate.passage(model) as passage:
             token = _PASSAGE.set(passage)
             try:
-                answer = await complete(params, messages, sampling, timeout, stream=stream)
+                answer = await call_model(params, messages, sampling, timeout, stream=stream)
             finally:
                 _PASSAGE.reset(token)
             self.gate.succeeded(model, passage)
@@ -187,7 +190,7 @@ async def warm_up() -> None:
                 pass
 
 
-async def complete(
+async def call_model(
     params: dict[str, Any],
     messages: list[dict[str, Any]],
     sampling: dict[str, Any],
@@ -195,7 +198,8 @@ async def complete(
     *,
     stream: bool = False,
 ) -> Answer:
-    """Ask one model once. Raises an UpstreamError subclass on every kind of failure."""
+    """Ask one model once, as given (no gate, no shared session unless *params* names one).
+    Raises an UpstreamError subclass on every kind of failure."""
     kwargs = {**sampling, **params, "messages": messages, "timeout": timeout}
     kwargs.update(num_retries=0, max_retries=0)
     started = time.monotonic()
@@ -209,7 +213,10 @@ async def complete(
     except UpstreamError:
         raise
     except Exception as exc:  # every litellm failure is classified here, once
-        raise classify(exc, timeout) from exc
+        error = classify(exc, timeout)
+        if isinstance(error, UpstreamUnreachable):
+            error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
+        raise error from exc
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
     return Answer(
@@ -270,6 +277,22 @@ def classify(exc: BaseException, timeout: float) -> UpstreamError:
     if isinstance(exc, litellm.APIConnectionError) or _refused(exc):
         return UpstreamUnreachable(message)
     return UpstreamFailed(message)
+
+
+def endpoint_of(params: dict[str, Any]) -> str:
+    """Where a model's calls go, as host:port, for an error a person can act on. Only the host
+    and port: an api_base may carry credentials or a key in its query, and they stay out."""
+    base = params.get("api_base") or params.get("base_url")
+    if not isinstance(base, str) or not base:
+        return f"{params.get('model', 'the model')}'s default endpoint"
+    try:
+        parts = urlsplit(base if "//" in base else f"//{base}")
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:
+        return "its api_base (unreadable)"
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port}" if port else host
 
 
 def _refused(exc: BaseException) -> bool:

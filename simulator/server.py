@@ -38,7 +38,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway.sim_state import (
+from routing.text import content_text
+from simulator.state import (
     _FAULT_KEYS,
     BEHAVIOUR_KEYS,
     SimState,
@@ -56,12 +57,6 @@ __all__ = [
 ]
 
 _SERVER_SEND = "bench_gateway.sim.server_send"  # scope key holding uvicorn's unwrapped send
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, list):  # multi-part content: keep the text parts
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return content if isinstance(content, str) else ""
 
 
 def _error_body(status: int, message: str) -> dict:
@@ -157,12 +152,13 @@ class _Exchange:
             return await self.send_json(status, _error_body(status, message), headers, "error")
         messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
         last_user = next(
-            (_text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
+            (content_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"),
+            "",
         )
         echo = f" You said: {last_user[:80]}" if last_user else ""  # tells seats apart in tests
         default = f"Simulated answer from {self.model}.{echo}"
         answer = "" if b["empty"] else default if b["answer"] is None else b["answer"]
-        prompt_tokens = len("".join(_text_of(m.get("content")) for m in messages)) // 4
+        prompt_tokens = len("".join(content_text(m.get("content")) for m in messages)) // 4
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len(answer.split()),

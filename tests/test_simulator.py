@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,7 +30,7 @@ import openai
 import pytest
 import uvicorn
 
-from gateway.simulate import SimState, create_sim_app, load_spec
+from simulator import SimState, create_sim_app, load_spec
 
 MESSAGES = [{"role": "user", "content": "Name three prime numbers, please."}]
 
@@ -287,3 +289,16 @@ def test_load_spec_yaml_json_and_bare_forms(tmp_path):
     yaml_file.write_text("models:\n  m: {latency: 1}\n")
     with pytest.raises(ValueError, match="latency"):
         load_spec(str(yaml_file))
+
+
+def test_the_simulator_imports_nothing_from_the_gateway():
+    """It is a tool beside the product: importing it, in a fresh interpreter, loads no gateway
+    module, so it runs (and can be reasoned about) on its own."""
+    probe = (
+        "import sys, simulator\n"
+        "loaded = sorted(m for m in sys.modules if m == 'gateway' or m.startswith('gateway.'))\n"
+        "print(','.join(loaded))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""

@@ -1,88 +1,32 @@
 """The record store: every panel and every seat is a row, every verdict kept with its history.
 
-`RecordStore` is the interface the gateway uses; `SqliteStore` is the default (one file, WAL).
-SQLite calls are blocking, so they run on one dedicated writer thread: the event loop never waits
-on the disk, and one thread owning the connection keeps transactions short and serial. Another
-backend (PostgreSQL, for several replicas) implements the same methods.
+`SqliteStore` is the default `RecordStore` (one file, WAL): panels, seats, verdicts, gateway keys
+and learned context windows. SQLite calls are blocking, so they run on one dedicated writer
+thread: the event loop never waits on the disk, and one thread owning the connection keeps
+transactions short and serial.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from gateway.keystore import KeyRows
-from gateway.migrations import migrate
+from gateway.store.migrations import migrate
+from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 
-PANEL_FIELDS = (
-    "id",
-    "created",
-    "requested_model",
-    "collection",
-    "shape",
-    "shape_by",
-    "prompt",
-    "key_name",
-    "skipped",
-    "notes",
-    "reserves",
-)
-CALL_FIELDS = (
-    "id",
-    "panel_id",
-    "seat",
-    "alias",
-    "model",
-    "connection",
-    "shape",
-    "status",
-    "error",
-    "error_class",
-    "seconds",
-    "first_token_s",
-    "tokens_in",
-    "tokens_out",
-    "answer",
-    "replaces",
-    "replaced_by",
-    "started",
-    "finished",
-)
+log = logging.getLogger("bench.records")
+
 _JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 
 
-class RecordStore(Protocol):
-    async def open(self) -> None: ...
-    async def close(self) -> None: ...
-    async def add_panel(self, panel: dict[str, Any]) -> None: ...
-    async def add_call(self, call: dict[str, Any]) -> None: ...
-    async def record_verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None: ...
-    async def panel(self, panel_id: str) -> dict[str, Any] | None: ...
-    async def call(self, call_id: str) -> dict[str, Any] | None: ...
-    async def standings(self) -> dict[str, Any]: ...
-    async def add_key(self, key: dict[str, Any]) -> bool: ...
-    async def keys(self) -> list[dict[str, Any]]: ...
-    async def key_by_digest(self, digest: str) -> dict[str, Any] | None: ...
-    async def revoke_key(self, name: str) -> bool: ...
-    async def touch_key(self, name: str, when: float) -> None: ...
-    async def learn_window(self, alias: str, window: int) -> None: ...
-    async def learned_windows(self) -> dict[str, int]: ...
-
-
-def open_store(url: str) -> SqliteStore:
-    prefix = "sqlite:///"
-    if not url.startswith(prefix):
-        raise ValueError(f"unsupported store {url!r}: only sqlite:///PATH is built in")
-    return SqliteStore(Path(url[len(prefix) :]))
-
-
-class SqliteStore(KeyRows):
+class SqliteStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
@@ -131,23 +75,41 @@ class SqliteStore(KeyRows):
             self._pending.append((table, fields, row, done))
             start, self._flushing = not self._flushing, True
         if start:
-            loop.run_in_executor(self._pool, self._flush, loop)
+            flushing = loop.run_in_executor(self._pool, self._flush, loop)
+            flushing.add_done_callback(_log_failure)
         await done
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On the writer thread: write what is pending, a transaction a batch, until none is."""
-        while True:
+        """On the writer thread: write what is pending, a transaction a batch, until none is.
+
+        Every write taken is answered, whatever goes wrong: a writer waiting on a batch that was
+        never answered would wait forever, and every write after it too."""
+        batch: list[Any] = []
+        try:
+            while True:
+                with self._lock:
+                    batch, self._pending = self._pending, []
+                    if not batch:
+                        self._flushing = False
+                        return
+                outcomes = self._insert_batch(batch)
+                loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
+                batch = []
+        except BaseException as exc:  # not a bad row: the writer itself broke
             with self._lock:
-                batch, self._pending = self._pending, []
-                if not batch:
-                    self._flushing = False
-                    return
-            try:
-                self._insert_all(batch)
-                outcomes: list[BaseException | None] = [None] * len(batch)
-            except sqlite3.Error:
-                outcomes = [self._insert_one(item) for item in batch]  # only a bad row fails
-            loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
+                batch, self._pending = [*batch, *self._pending], []
+                self._flushing = False
+            if batch:
+                loop.call_soon_threadsafe(_settle, [item[3] for item in batch], [exc] * len(batch))
+            raise
+
+    def _insert_batch(self, batch) -> list[BaseException | None]:
+        """One transaction for the batch; if it fails, each row alone, so only a bad row fails."""
+        try:
+            self._insert_all(batch)
+        except Exception:
+            return [self._insert_one(item) for item in batch]
+        return [None] * len(batch)
 
     def _insert_all(self, batch, tries: int = 20) -> None:
         """One transaction for the batch. It takes the write lock up front (BEGIN IMMEDIATE, which
@@ -167,7 +129,8 @@ class SqliteStore(KeyRows):
     def _insert_one(self, item) -> BaseException | None:
         try:
             self._insert_all([item])
-        except sqlite3.Error as exc:
+        except Exception as exc:  # a value SQLite cannot bind raises more than sqlite3.Error
+            log.error("could not write a row to %s: %s: %s", item[0], type(exc).__name__, exc)
             return exc
         return None
 
@@ -262,6 +225,82 @@ class SqliteStore(KeyRows):
         ).fetchall()
         return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
 
+    # Gateway keys: only the SHA-256 of a key is ever stored.
+
+    async def add_key(self, key: dict[str, Any]) -> bool:
+        return await self._run(self._add_key, key)
+
+    def _add_key(self, key: dict[str, Any]) -> bool:
+        assert self._db is not None
+        try:
+            self._db.execute(
+                "INSERT INTO gateway_keys (name, digest, last4, collections, rpm, created) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key["name"],
+                    key["digest"],
+                    key["last4"],
+                    None if key["collections"] is None else json.dumps(key["collections"]),
+                    key["rpm"],
+                    key["created"],
+                ),
+            )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    async def keys(self) -> list[dict[str, Any]]:
+        return await self._run(self._select_keys, "1 = 1", ())
+
+    async def key_by_digest(self, digest: str) -> dict[str, Any] | None:
+        found = await self._run(self._select_keys, "digest = ? AND revoked IS NULL", (digest,))
+        return found[0] if found else None
+
+    def _select_keys(self, where: str, args: tuple) -> list[dict[str, Any]]:
+        assert self._db is not None
+        rows = self._db.execute(
+            f"SELECT name, digest, last4, collections, rpm, created, last_used, revoked "
+            f"FROM gateway_keys WHERE {where} ORDER BY created",
+            args,
+        ).fetchall()
+        return [_key(r) for r in rows]
+
+    async def revoke_key(self, name: str) -> bool:
+        return await self._run(self._revoke_key, name)
+
+    def _revoke_key(self, name: str) -> bool:
+        assert self._db is not None
+        cursor = self._db.execute(
+            "UPDATE gateway_keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
+            (time.time(), name),
+        )
+        return cursor.rowcount > 0
+
+    async def touch_key(self, name: str, when: float) -> None:
+        await self._run(
+            lambda: self._db.execute(
+                "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
+            )
+        )
+
+    # Context windows learned from providers' "maximum context length is N" errors.
+
+    async def learn_window(self, alias: str, window: int) -> None:
+        await self._run(
+            lambda: self._db.execute(
+                "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE SET "
+                "context_window = MIN(context_window, excluded.context_window), "
+                "learned = excluded.learned",
+                (alias, window, time.time()),
+            )
+        )
+
+    async def learned_windows(self) -> dict[str, int]:
+        rows = await self._run(
+            lambda: self._db.execute("SELECT alias, context_window FROM learned_windows").fetchall()
+        )
+        return {alias: window for alias, window in rows}
+
 
 def _while_locked(db: sqlite3.Connection, sql: str, *, tries: int, pause_s: float) -> None:
     """Run *sql*, trying again after *pause_s* while another worker keeps the store locked."""
@@ -286,6 +325,11 @@ _INSERTS = {
 }
 
 
+def _log_failure(flushing: asyncio.Future) -> None:
+    if not flushing.cancelled() and flushing.exception() is not None:
+        log.error("the record writer failed", exc_info=flushing.exception())
+
+
 def _settle(futures: list[asyncio.Future], outcomes: list[BaseException | None]) -> None:
     for future, outcome in zip(futures, outcomes, strict=True):
         if future.done():
@@ -305,4 +349,11 @@ def _load(row: sqlite3.Row) -> dict[str, Any]:
     for name in _JSON_FIELDS:
         if isinstance(found.get(name), str):
             found[name] = json.loads(found[name])
+    return found
+
+
+def _key(row: sqlite3.Row) -> dict[str, Any]:
+    found = dict(row)
+    if found["collections"] is not None:
+        found["collections"] = json.loads(found["collections"])
     return found

@@ -1,0 +1,62 @@
+"""What the gateway asks of a record store, and what a panel's and a seat's rows hold.
+
+SQLite implements it (gateway/store/sqlite.py); another backend (PostgreSQL, for several
+replicas) implements the same methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+PANEL_FIELDS = (
+    "id",
+    "created",
+    "requested_model",
+    "collection",
+    "shape",
+    "shape_by",
+    "prompt",
+    "key_name",
+    "skipped",
+    "notes",
+    "reserves",
+)
+CALL_FIELDS = (
+    "id",
+    "panel_id",
+    "seat",
+    "alias",
+    "model",
+    "connection",
+    "shape",
+    "status",
+    "error",
+    "error_class",
+    "seconds",
+    "first_token_s",
+    "tokens_in",
+    "tokens_out",
+    "answer",
+    "replaces",
+    "replaced_by",
+    "started",
+    "finished",
+)
+
+
+class RecordStore(Protocol):
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+    async def add_panel(self, panel: dict[str, Any]) -> None: ...
+    async def add_call(self, call: dict[str, Any]) -> None: ...
+    async def record_verdict(self, verdict: dict[str, Any]) -> tuple[bool, dict | None] | None: ...
+    async def panel(self, panel_id: str) -> dict[str, Any] | None: ...
+    async def call(self, call_id: str) -> dict[str, Any] | None: ...
+    async def standings(self) -> dict[str, Any]: ...
+    async def add_key(self, key: dict[str, Any]) -> bool: ...
+    async def keys(self) -> list[dict[str, Any]]: ...
+    async def key_by_digest(self, digest: str) -> dict[str, Any] | None: ...
+    async def revoke_key(self, name: str) -> bool: ...
+    async def touch_key(self, name: str, when: float) -> None: ...
+    async def learn_window(self, alias: str, window: int) -> None: ...
+    async def learned_windows(self) -> dict[str, int]: ...
