@@ -100,7 +100,8 @@ def parse_config(
     secrets: list[str] = []
     entries = _entries(raw.get("model_list"), env, secrets, problems)
     models = [_model(i, e, connections, problems) for i, e in entries.items()]
-    named = {e.get("model_name") for e in _list(raw.get("model_list")) if isinstance(e, dict)}
+    names = [e.get("model_name") for e in _list(raw.get("model_list")) if isinstance(e, dict)]
+    named: set[str] | None = {name for name in names if isinstance(name, str)}
     if not isinstance(raw.get("model_list"), list):
         named = None  # no list of models to check the members against: that is named already
     collections = _collections(raw.get("collections"), named, shapes, problems)
