@@ -1,28 +1,26 @@
-"""The shape of the config file, declared once with pydantic, and its errors put into words.
+"""The shape of the config file, declared once with pydantic: types, bounds, closed sets.
 
 Every section forbids unknown keys, so a typo (`gatway:`, `max_call:`) is refused with a
-did-you-mean instead of silently falling back to defaults. Errors are rewritten from pydantic's
-wording into the file's own terms: `collections.core: expected a mapping with members, got a list`.
-Cross-references between sections (aliases, shapes, connections) are checked in settings.py.
+did-you-mean instead of silently falling back to defaults. Values are strict (`"5"` is not a
+number, `1` is not `true`) because YAML's guesses are how such mistakes are made. Errors are put
+into the file's words by config_words.py; cross-references between sections (aliases, shapes,
+connections) are checked in settings.py.
 """
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import re
-import types
 import zoneinfo
-from collections.abc import Sequence
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
-from urllib.parse import urlsplit
+from typing import Annotated, Any, ClassVar, Literal, get_args
+from urllib.parse import SplitResult, urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator
 from pydantic_core import PydanticCustomError
 
+from gateway.config_words import PLAIN_NAME, got
 from routing import ROLES
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _TAG = re.compile(r"^[a-z][a-z0-9-]*$")
 _LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 
@@ -35,7 +33,7 @@ def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
 
 
 def plain_name(value: str) -> bool:
-    return bool(_NAME.match(value))
+    return bool(PLAIN_NAME.match(value))
 
 
 def _plain_name(value: str) -> str:
@@ -60,28 +58,31 @@ def _host_name(host: str) -> bool:
         return all(_LABEL.match(label) for label in host.rstrip(".").split("."))
 
 
+def _parts(url: str) -> SplitResult | None:
+    """*url* split, if its host is a host name or an address and its port a port; else None."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError when not a port
+    except ValueError:
+        return None
+    host = parts.hostname
+    return parts if host and _host_name(host) and parts.username is None else None
+
+
 def _host(value: str) -> str:
     """`name` or `name:port` (a name without a port matches on any port); IPv6 in brackets."""
-    try:
-        parts = urlsplit("//" + value)
-        ok = parts.hostname and _host_name(parts.hostname) and not parts.path
-        ok = ok and parts.username is None and not parts.query and (parts.port or True)
-    except ValueError:
-        ok = False
-    if not ok:
+    parts = _parts("//" + value)
+    if parts is None or parts.path or parts.query or parts.fragment:
         raise _fail("host", "must be a host name, optionally with :port, got {v}", v=got(value))
     return value
 
 
 def _url(value: str, *, origin: bool) -> str:
-    try:
-        parts = urlsplit(value)
-        ok = parts.scheme in ("http", "https") and parts.hostname and _host_name(parts.hostname)
-        ok = ok and parts.username is None and (parts.port or True)
-        if origin:
-            ok = ok and not parts.path and not parts.query and not parts.fragment
-    except ValueError:
+    parts = _parts(value)
+    if parts is None or parts.scheme not in ("http", "https"):
         ok = False
+    else:
+        ok = not (origin and (parts.path or parts.query or parts.fragment))
     if ok:
         return value
     if origin:
@@ -146,16 +147,17 @@ class _Section(BaseModel):
 class GatewaySettings(_Section):
     what: ClassVar[str] = "a mapping of gateway settings"
 
-    max_calls: int = Field(5, ge=1, le=10)
-    max_explorers: int = Field(2, ge=0, le=2)
-    reserves: int = Field(2, ge=0, le=5)
-    seat_timeout_s: float = Field(300.0, ge=0)
+    max_calls: int = Field(default=5, ge=1, le=10)
+    max_explorers: int = Field(default=2, ge=0, le=2)
+    reserves: int = Field(default=2, ge=0, le=5)
+    seat_timeout_s: float = Field(default=300.0, ge=0)
     require_keys: bool = False
-    cooldown_default_s: float = Field(60.0, ge=0)
-    cooldown_max_s: float = Field(3600.0, ge=0)
-    max_body_bytes: int = Field(20_000_000, ge=0)
-    keepalive_s: float = Field(10.0, ge=0)
-    drain_timeout_s: float = Field(30.0, ge=0)  # on SIGTERM: how long running panels may take
+    cooldown_default_s: float = Field(default=60.0, ge=0)
+    cooldown_max_s: float = Field(default=3600.0, ge=0)
+    max_body_bytes: int = Field(default=20_000_000, ge=0)
+    keepalive_s: float = Field(default=10.0, ge=0)
+    # On SIGTERM: how long running panels may take to finish.
+    drain_timeout_s: float = Field(default=30.0, ge=0)
     # Stream each seat's upstream call? Streaming gives first-token times and catches cut
     # streams, but costs litellm ~2.5x the CPU per call: "auto" streams only for streamed panels.
     stream_seats: Literal["auto", "always", "never"] = "auto"
@@ -163,15 +165,15 @@ class GatewaySettings(_Section):
     allowed_hosts: list[Host] = []
     allowed_origins: list[Origin] = []
     public_url: Url | None = None
-    max_answer_bytes: int = Field(4_000_000, ge=1)
-    max_panels_in_flight: int = Field(256, ge=1)
-    max_seats_in_flight: int = Field(2048, ge=1)
-    max_messages: int = Field(1000, ge=1)
-    route_explore: float = Field(0.25, ge=0, le=1)
-    first_token_s: float = Field(90.0, gt=0)
-    route_tries: int = Field(3, ge=1, le=10)
+    max_answer_bytes: int = Field(default=4_000_000, ge=1)
+    max_panels_in_flight: int = Field(default=256, ge=1)
+    max_seats_in_flight: int = Field(default=2048, ge=1)
+    max_messages: int = Field(default=1000, ge=1)
+    route_explore: float = Field(default=0.25, ge=0, le=1)
+    first_token_s: float = Field(default=90.0, gt=0)
+    route_tries: int = Field(default=3, ge=1, le=10)
     quota_day_tz: Annotated[str, AfterValidator(_time_zone)] = "UTC"
-    pace_wait_s: float = Field(0.0, ge=0)
+    pace_wait_s: float = Field(default=0.0, ge=0)
 
 
 class ConnectionSpec(_Section):
@@ -224,8 +226,8 @@ class CollectionSpec(_Section):
     what: ClassVar[str] = "a mapping with members"
 
     members: Annotated[list[str], AfterValidator(_distinct)] = []
-    description: str = Field("", max_length=300)
-    tags: list[Annotated[str, AfterValidator(_tag)]] = Field([], max_length=8)
+    description: str = Field(default="", max_length=300)
+    tags: list[Annotated[str, AfterValidator(_tag)]] = Field(default=[], max_length=8)
     shape: str | None = None
     reply: Literal["panel", "merged", "route"] = "panel"
     merger: str | None = None
@@ -247,132 +249,3 @@ class FileSections(_Section):
 
 
 Shape = Annotated[list[Role], Field(min_length=1)]
-
-
-# -- errors in words ------------------------------------------------------------------------------
-
-
-def got(value: Any) -> str:
-    """A value as the user wrote it in YAML, briefly."""
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return repr(value if len(value) <= 40 else value[:37] + "...")
-    return f"a {type(value).__name__}"
-
-
-def where(loc: Sequence[str | int]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _NAME.match(part):
-            out += f".{part}" if out else part
-        else:
-            out += f"[{part!r}]"
-    return out or "the config"
-
-
-_WORDS = {
-    "int_type": "expected a whole number",
-    "int_from_float": "expected a whole number",
-    "float_type": "expected a number",
-    "finite_number": "expected a finite number",
-    "bool_type": "expected true or false",
-    "string_type": "expected text",
-    "list_type": "expected a list",
-    "tuple_type": "expected a list",
-    "dict_type": "expected a mapping",
-}
-
-
-def describe(exc: ValidationError, root: Any, prefix: Sequence[str | int] = ()) -> list[str]:
-    """Each of pydantic's errors as `path: what is wrong`, in the file's terms."""
-    problems = []
-    for error in exc.errors(include_url=False):
-        loc, kind, value, ctx = error["loc"], error["type"], error["input"], error.get("ctx", {})
-        if loc and loc[-1] == "[key]":
-            problems.append(
-                f"{where([*prefix, *loc[:-2]])}: names must be text, got {got(loc[-2])}"
-            )
-            continue
-        path = where([*prefix, *loc])
-        if kind == "extra_forbidden":
-            known = list(_fields_of(_type_at(root, loc[:-1])))
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]!r}?" if close else "known: " + ", ".join(known)
-            problems.append(f"{path}: unknown key; {hint}")
-        elif kind == "missing":
-            problems.append(f"{path}: is required")
-        elif kind in ("model_type", "model_attributes_type"):
-            what = getattr(_type_at(root, loc), "what", "a mapping")
-            problems.append(f"{path}: expected {what}, got {got(value)}")
-        elif kind in _WORDS:
-            problems.append(f"{path}: {_WORDS[kind]}, got {got(value)}")
-        elif kind == "literal_error":
-            options = ctx["expected"].replace("'", "").replace(" or ", ", ")
-            problems.append(f"{path}: expected one of {options}, got {got(value)}")
-        elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-            bound = {
-                "greater_than_equal": "at least {ge}",
-                "greater_than": "more than {gt}",
-                "less_than_equal": "at most {le}",
-                "less_than": "less than {lt}",
-            }[kind]
-            limits = {k: int(v) if float(v).is_integer() else v for k, v in ctx.items()}
-            problems.append(f"{path}: must be {bound.format(**limits)}, got {got(value)}")
-        elif kind == "too_short":
-            problems.append(f"{path}: must not be empty")
-        elif kind == "too_long":
-            problems.append(
-                f"{path}: at most {ctx['max_length']} items, got {ctx['actual_length']}"
-            )
-        elif kind == "string_too_long":
-            problems.append(f"{path}: at most {ctx['max_length']} characters, got {len(value)}")
-        else:
-            problems.append(f"{path}: {error['msg']}")
-    return problems
-
-
-def _strip(tp: Any) -> Any:
-    while True:
-        origin = get_origin(tp)
-        if origin is Annotated:
-            tp = get_args(tp)[0]
-        elif origin in (Union, types.UnionType):
-            options = [a for a in get_args(tp) if a is not type(None)]
-            tp = options[0] if len(options) == 1 else tp
-            if len(options) != 1:
-                return tp
-        else:
-            return tp
-
-
-def _type_at(root: Any, loc: Sequence[str | int]) -> Any:
-    tp = _strip(root)
-    for part in loc:
-        if isinstance(tp, type) and issubclass(tp, BaseModel):
-            field = tp.model_fields.get(str(part))
-            tp = field.annotation if field else None
-        elif get_origin(tp) in (list, tuple):
-            tp = get_args(tp)[0]
-        elif get_origin(tp) is dict:
-            tp = get_args(tp)[1]
-        else:
-            return None
-        tp = _strip(tp)
-    return tp
-
-
-def _fields_of(tp: Any) -> Sequence[str]:
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return list(tp.model_fields)
-    return []

@@ -25,17 +25,15 @@ from gateway.config_schema import (
     GatewaySettings,
     ModelEntry,
     Shape,
-    describe,
-    got,
     plain_name,
-    where,
 )
+from gateway.config_words import describe, got, where
 from routing import DEFAULT_SHAPES, ROUTER_PANEL, Catalog, Collection, Limits, Model
 
 __all__ = ["Config", "ConfigError", "Connection", "GatewaySettings", "load_config", "parse_config"]
 
 ENV_PREFIX = "os.environ/"
-_SHAPE: TypeAdapter[list[str]] = TypeAdapter(Shape)
+_SHAPE = TypeAdapter(Shape)
 
 
 class ConfigError(Exception):
@@ -100,11 +98,7 @@ def parse_config(
     secrets: list[str] = []
     entries = _entries(raw.get("model_list"), env, secrets, problems)
     models = [_model(i, e, connections, problems) for i, e in entries.items()]
-    names = [e.get("model_name") for e in _list(raw.get("model_list")) if isinstance(e, dict)]
-    named: set[str] | None = {name for name in names if isinstance(name, str)}
-    if not isinstance(raw.get("model_list"), list):
-        named = None  # no list of models to check the members against: that is named already
-    collections = _collections(raw.get("collections"), named, shapes, problems)
+    collections = _collections(raw.get("collections"), _written(raw), shapes, problems)
     if problems or top is None:
         raise ConfigError(problems)
     limits = Limits(gateway.max_calls, gateway.max_explorers, gateway.reserves)
@@ -148,6 +142,15 @@ def _items(raw: Any, section: str, problems: list[str]) -> list[tuple[str, Any]]
         else:
             problems.append(f"{section}: names must be text, got {got(name)}")
     return items
+
+
+def _written(raw: dict[Any, Any]) -> set[str] | None:
+    """Every model_name written, well formed or not (a bad entry is named already, and its
+    alias is no less known to the collections); None when there is no list to look in."""
+    if not isinstance(raw.get("model_list"), list):
+        return None
+    names = [e.get("model_name") for e in raw["model_list"] if isinstance(e, dict)]
+    return {name for name in names if isinstance(name, str)}
 
 
 def _list(raw: Any) -> list[Any]:
@@ -271,7 +274,6 @@ def _default_connection(params: dict[str, Any]) -> str:
 def _collections(
     raw: Any, aliases: set[Any] | None, shapes: dict[str, Any], problems: list[str]
 ) -> list[Collection]:
-    """*aliases*: every model_name written, well formed or not (a bad entry is named already)."""
     out = []
     for name, value in _items(raw, "collections", problems):
         loc: tuple[str | int, ...] = ("collections", name)

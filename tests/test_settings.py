@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.cli import check_config
-from gateway.config_schema import where
+from gateway.config_words import where
 from gateway.settings import ConfigError, load_config, parse_config
 
 
