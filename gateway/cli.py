@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from gateway.settings import ConfigError, load_config
 
@@ -117,9 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_demo(args.port, once=args.once)
     except ConfigError as exc:
-        print(f"bench-gateway: the config has {len(exc.problems)} problem(s):", file=sys.stderr)
-        for problem in exc.problems:
-            print(f"  - {problem}", file=sys.stderr)
+        _print_problems(exc, sys.stderr)
         return 1
     except (OSError, ValueError) as exc:
         print(f"bench-gateway: {exc}", file=sys.stderr)
@@ -129,37 +128,72 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-def check_config(path: str) -> int:
-    config = load_config(path)
+def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Validate *path* and print what it defines (or every problem with its path): 0 or 1."""
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        _print_problems(exc, err)
+        return 1
     catalog = config.catalog
-    print(f"config {Path(path)} is valid")
-    print(f"store: {config.store}")
-    print("models:")
+
+    def say(line: str) -> None:
+        print(line, file=out)
+
+    say(f"config {Path(path)} is valid")
+    say(f"store: {config.store}")
+    say(f"state: {config.state or 'in this gateway (shared memory between its workers)'}")
+    say("gateway:")
+    for key, value in config.gateway.model_dump().items():
+        say(f"  {key}: {_as_yaml(value)}")
+    say("models:")
     for m in catalog.models:
         extra = " ad-hoc" if m.ad_hoc else ""
-        print(
-            f"  {m.alias:<20} {m.served:<36} connection={m.connection} role={m.role} "
-            f"family={m.family}{extra}"
+        caps = "".join(
+            f" {name}={table[m.alias]}"
+            for name, table in (("rpm", config.model_rpm), ("rpd", config.model_rpd))
+            if m.alias in table
         )
-    print("connections:")
+        say(
+            f"  {m.alias:<20} {m.served:<36} connection={m.connection} role={m.role} "
+            f"family={m.family}{caps}{extra}"
+        )
+    say("connections:")
     for name in sorted({m.connection for m in catalog.models}):
         spec = config.connections.get(name)
         facts = (
-            f" rpm={spec.rpm} preferred={spec.preferred} cool_together={spec.cool_together}"
+            f" rpm={spec.rpm} rpd={spec.rpd} preferred={spec.preferred} "
+            f"cool_together={spec.cool_together}"
             if spec
             else ""
         )
-        print(f"  {name}{facts}")
-    print("shapes:")
+        say(f"  {name}{facts}")
+    say("shapes:")
     for name, roles in catalog.shapes:
-        print(f"  {name:<12} {', '.join(roles)}")
-    print("collections:")
+        say(f"  {name:<12} {', '.join(roles)}")
+    say("collections:")
     for c in catalog.collections:
-        print(
+        say(
             f"  bench/{c.name:<16} members={', '.join(c.members)} shape={c.shape or 'general'}"
-            f"  {c.description}"
+            f" reply={c.reply}  {c.description}"
         )
     return 0
+
+
+def _as_yaml(value: object) -> str:
+    """A setting as it would be written in the file: true, null, [a, b]."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+def _print_problems(exc: ConfigError, err: TextIO) -> None:
+    print(f"bench-gateway: the config has {len(exc.problems)} problem(s):", file=err)
+    for problem in exc.problems:
+        print(f"  - {problem}", file=err)
 
 
 def serve(path: str, host: str, port: int, workers: int = 1) -> int:

@@ -2,25 +2,38 @@
 
 Models use LiteLLM's `model_list` shape so an existing proxy config pastes in; the bench's own
 facts sit under `bench:`. Secrets are referenced as `os.environ/NAME` and resolved here, never
-written back. A bad config fails with every problem named, not just the first.
+written back. A bad config fails with every problem named by its path in the file, not just the
+first: each item of a section is checked on its own (config_schema.py), then the references
+between sections are checked among the items that are well formed.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
+from pydantic import TypeAdapter, ValidationError
 
-from routing import DEFAULT_SHAPES, ROLES, ROUTER_PANEL, Catalog, Collection, Model, PanelLimits
+from gateway.config_schema import (
+    CollectionSpec,
+    ConnectionSpec,
+    FileSections,
+    GatewaySettings,
+    ModelEntry,
+    Shape,
+    plain_name,
+)
+from gateway.config_words import describe, got, where
+from routing import DEFAULT_SHAPES, ROUTER_PANEL, Catalog, Collection, Model, PanelLimits
+
+__all__ = ["Config", "ConfigError", "Connection", "GatewaySettings", "load_config", "parse_config"]
 
 ENV_PREFIX = "os.environ/"
-_TAG = re.compile(r"^[a-z][a-z0-9-]*$")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SHAPE = TypeAdapter(Shape)
 
 
 class ConfigError(Exception):
@@ -35,23 +48,7 @@ class Connection:
     rpm: int | None = None
     preferred: bool = False
     cool_together: bool = False
-
-
-@dataclass(frozen=True)
-class GatewaySettings:
-    max_calls: int = 5
-    max_explorers: int = 2
-    reserves: int = 2
-    seat_timeout_s: float = 300.0
-    require_keys: bool = False
-    cooldown_default_s: float = 60.0
-    cooldown_max_s: float = 3600.0
-    max_body_bytes: int = 20_000_000
-    keepalive_s: float = 10.0
-    drain_timeout_s: float = 30.0  # on SIGTERM: how long running panels may take to finish
-    # Stream each seat's upstream call? Streaming gives first-token times and catches cut
-    # streams, but costs litellm ~2.5x the CPU per call: "auto" streams only for streamed panels.
-    stream_seats: str = "auto"  # auto | always | never
+    rpd: int | None = None
 
 
 @dataclass(frozen=True)
@@ -61,9 +58,11 @@ class Config:
     litellm_params: dict[str, dict[str, Any]]  # alias -> params handed to litellm, secrets resolved
     model_rpm: dict[str, int]
     connections: dict[str, Connection]
-    store: str  # a URL: sqlite:///relative/or/absolute.db
+    store: str  # a URL: sqlite:///relative/or/absolute.db, or postgresql://...
     path: Path | None = None
     secrets: tuple[str, ...] = field(default=(), repr=False)  # resolved values, kept out of logs
+    state: str | None = None  # redis://host:port/db, or None for the gateway's own memory
+    model_rpd: dict[str, int] = field(default_factory=dict)
 
     def collection_shape(self, name: str) -> str | None:
         collection = self.catalog.collection(name)
@@ -75,7 +74,9 @@ def load_config(path: str | os.PathLike[str], env: dict[str, str] | None = None)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ConfigError([f"cannot read config {path}: {exc.strerror}"]) from exc
+        raise ConfigError([f"cannot read config {path}: {exc.strerror or exc}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"config {path} is not UTF-8 text: {exc.reason}"]) from exc
     except yaml.YAMLError as exc:
         raise ConfigError([f"config {path} is not valid YAML: {exc}"]) from exc
     return parse_config(raw, base=path.parent, env=env, path=path)
@@ -85,234 +86,223 @@ def parse_config(
     raw: Any, *, base: Path, env: dict[str, str] | None = None, path: Path | None = None
 ) -> Config:
     env = dict(os.environ) if env is None else env
+    if raw is None:
+        raise ConfigError(["the config is empty: it needs model_list and collections"])
     problems: list[str] = []
+    top = _check(FileSections, raw, (), problems)
     if not isinstance(raw, dict):
-        raise ConfigError(["config must be a mapping with model_list and collections"])
-    gateway = _gateway(raw.get("gateway") or {}, problems)
-    connections = _connections(raw.get("connections") or {}, problems)
+        raise ConfigError(problems)
+    gateway = top.gateway if top and top.gateway else GatewaySettings()
+    connections = _connections(raw.get("connections"), problems)
     shapes = _shapes(raw.get("shapes"), problems)
     secrets: list[str] = []
-    models, params, rpm = _models(raw.get("model_list"), connections, env, secrets, problems)
-    collections = _collections(raw.get("collections") or {}, models, shapes, problems)
-    if problems:
+    entries = _entries(raw.get("model_list"), env, secrets, problems)
+    models = [_model(i, e, connections, problems) for i, e in entries.items()]
+    collections = _collections(raw.get("collections"), _written(raw), shapes, problems)
+    if problems or top is None:
         raise ConfigError(problems)
     limits = PanelLimits(gateway.max_calls, gateway.max_explorers, gateway.reserves)
     catalog = Catalog(tuple(models), tuple(collections), tuple(shapes.items()), limits)
-    store = _store(raw.get("store", "sqlite:///data/records.db"), base)
+    rpm = {e.model_name: e.bench.rpm for e in entries.values() if e.bench and e.bench.rpm}
+    rpd = {e.model_name: e.bench.rpd for e in entries.values() if e.bench and e.bench.rpd}
+    params = {e.model_name: e.litellm_params.model_dump() for e in entries.values()}
     return Config(
-        catalog, gateway, params, rpm, connections, store, path, tuple(dict.fromkeys(secrets))
+        catalog,
+        gateway,
+        params,
+        rpm,
+        connections,
+        _store(top.store, base),
+        path,
+        tuple(dict.fromkeys(secrets)),
+        top.state,
+        rpd,
     )
+
+
+def _check(model: Any, value: Any, loc: tuple[str | int, ...], problems: list[str]) -> Any:
+    """*value* validated as *model* (a pydantic class, or Shape), or None with its problems."""
+    try:
+        if model is Shape:
+            return _SHAPE.validate_python(value)
+        return model.model_validate(value)
+    except ValidationError as exc:
+        problems.extend(describe(exc, model, loc))
+        return None
+
+
+def _items(raw: Any, section: str, problems: list[str]) -> list[tuple[str, Any]]:
+    """A mapping section's (name, value) pairs whose names are plain text; the rest named."""
+    if not isinstance(raw, dict):
+        return []  # the wrong type is already reported by FileSections
+    items = []
+    for name, value in raw.items():
+        if isinstance(name, str) and name:
+            items.append((name, value))
+        else:
+            problems.append(f"{section}: names must be text, got {got(name)}")
+    return items
+
+
+def _written(raw: dict[Any, Any]) -> set[str] | None:
+    """Every model_name written, well formed or not (a bad entry is named already, and its
+    alias is no less known to the collections); None when there is no list to look in."""
+    if not isinstance(raw.get("model_list"), list):
+        return None
+    names = [e.get("model_name") for e in raw["model_list"] if isinstance(e, dict)]
+    return {name for name in names if isinstance(name, str)}
+
+
+def _list(raw: Any) -> list[Any]:
+    return raw if isinstance(raw, list) else []
 
 
 def _store(url: str, base: Path) -> str:
     prefix = "sqlite:///"
-    if isinstance(url, str) and url.startswith(prefix):
+    if url.startswith(prefix):
         file = Path(url[len(prefix) :])
         return prefix + str(file if file.is_absolute() else (base / file).resolve())
-    return str(url)
-
-
-def _gateway(raw: Any, problems: list[str]) -> GatewaySettings:
-    if not isinstance(raw, dict):
-        problems.append("gateway must be a mapping")
-        return GatewaySettings()
-    defaults = GatewaySettings()
-    bounds = {"max_calls": (1, 10), "max_explorers": (0, 2), "reserves": (0, 5)}
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        if not hasattr(defaults, key):
-            problems.append(f"gateway.{key} is not a known setting")
-            continue
-        expected = type(getattr(defaults, key))
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if type(value) is not expected:
-            problems.append(f"gateway.{key} must be {expected.__name__}, got {value!r}")
-            continue
-        if key == "stream_seats" and value not in ("auto", "always", "never"):
-            problems.append(f"gateway.stream_seats must be auto, always or never, got {value!r}")
-            continue
-        low, high = bounds.get(key, (0, None))
-        if expected in (int, float) and (value < low or (high is not None and value > high)):
-            problems.append(f"gateway.{key} must be between {low} and {high}, got {value}")
-            continue
-        values[key] = value
-    return GatewaySettings(**values)
+    return url
 
 
 def _connections(raw: Any, problems: list[str]) -> dict[str, Connection]:
-    if not isinstance(raw, dict):
-        problems.append("connections must be a mapping of name -> {rpm, preferred, cool_together}")
-        return {}
     out = {}
-    for name, spec in raw.items():
-        spec = spec or {}
-        unknown = set(spec) - {"rpm", "preferred", "cool_together"}
-        if unknown:
-            problems.append(f"connections.{name}: unknown keys {', '.join(sorted(unknown))}")
-        rpm = spec.get("rpm")
-        if rpm is not None and (type(rpm) is not int or rpm < 1):
-            problems.append(f"connections.{name}.rpm must be a positive integer")
-            rpm = None
-        out[str(name)] = Connection(
-            str(name), rpm, bool(spec.get("preferred")), bool(spec.get("cool_together"))
+    for name, value in _items(raw, "connections", problems):
+        spec = _check(
+            ConnectionSpec, {} if value is None else value, ("connections", name), problems
         )
+        if spec is not None:
+            out[name] = Connection(name, spec.rpm, spec.preferred, spec.cool_together, spec.rpd)
     return out
 
 
 def _shapes(raw: Any, problems: list[str]) -> dict[str, tuple[str, ...]]:
     shapes = dict(DEFAULT_SHAPES)
-    if raw is None:
-        return shapes
-    if not isinstance(raw, dict):
-        problems.append("shapes must be a mapping of shape -> [roles]")
-        return shapes
-    for name, roles in raw.items():
-        if not isinstance(roles, list) or not roles:
-            problems.append(f"shapes.{name} must be a non-empty list of roles")
-            continue
-        bad = [r for r in roles if r not in ROLES]
-        if bad:
-            problems.append(f"shapes.{name}: unknown role(s) {', '.join(map(str, bad))}")
-            continue
-        shapes[str(name)] = tuple(roles)
+    for name, roles in _items(raw, "shapes", problems):
+        checked = _check(Shape, roles, ("shapes", name), problems)
+        if checked is not None:
+            shapes[name] = tuple(checked)
     return shapes
 
 
-def _resolve(value: Any, where: str, env: dict[str, str], secrets: list[str], problems: list[str]):
+def _entries(
+    raw: Any, env: dict[str, str], secrets: list[str], problems: list[str]
+) -> dict[int, ModelEntry]:
+    """Each model_list entry, its `os.environ/` references resolved; index -> entry."""
+    out: dict[int, ModelEntry] = {}
+    first: dict[str, int] = {}
+    for i, entry in enumerate(_list(raw)):
+        if isinstance(entry, dict) and isinstance(entry.get("litellm_params"), dict):
+            params = entry["litellm_params"]
+            entry = {**entry, "litellm_params": params.copy()}
+            for key, value in params.items():
+                loc = ("model_list", i, "litellm_params", key)
+                entry["litellm_params"][key] = _resolve(value, loc, env, secrets, problems)
+        checked = _check(ModelEntry, entry, ("model_list", i), problems)
+        if checked is None:
+            continue
+        alias = checked.model_name
+        if alias in first:
+            problems.append(
+                f"{where(('model_list', i, 'model_name'))}: duplicate alias {alias!r} "
+                f"(first at model_list[{first[alias]}])"
+            )
+            continue
+        first[alias] = i
+        api_key = checked.litellm_params.model_dump().get("api_key")
+        if isinstance(api_key, str):
+            secrets.append(api_key)  # a key written inline is still a secret
+        out[i] = checked
+    return out
+
+
+def _resolve(
+    value: Any,
+    loc: tuple[str | int, ...],
+    env: dict[str, str],
+    secrets: list[str],
+    problems: list[str],
+) -> Any:
     if isinstance(value, str) and value.startswith(ENV_PREFIX):
         name = value[len(ENV_PREFIX) :]
         if name not in env:
-            problems.append(f"{where} references {value}, but {name} is not set")
-            return None
+            problems.append(f"{where(loc)}: references {value}, but {name} is not set")
+            return value  # left as written, so the entry's other checks still run
         secrets.append(env[name])
         return env[name]
     return value
 
 
-def _models(raw, connections, env, secrets, problems):
-    models: list[Model] = []
-    params: dict[str, dict[str, Any]] = {}
-    rpm: dict[str, int] = {}
-    if not isinstance(raw, list) or not raw:
-        problems.append("model_list must be a non-empty list")
-        return models, params, rpm
-    for i, entry in enumerate(raw):
-        if not isinstance(entry, dict) or not isinstance(entry.get("litellm_params"), dict):
-            problems.append(f"model_list[{i}] needs model_name and litellm_params")
-            continue
-        alias = entry.get("model_name")
-        if not isinstance(alias, str) or not _NAME.match(alias):
-            problems.append(f"model_list[{i}].model_name must be a plain name, got {alias!r}")
-            continue
-        if alias in params:
-            problems.append(f"duplicate alias {alias!r} in model_list")
-            continue
-        lp = {
-            k: _resolve(v, f"{alias}.{k}", env, secrets, problems)
-            for k, v in entry["litellm_params"].items()
-        }
-        if isinstance(lp.get("api_key"), str):
-            secrets.append(lp["api_key"])  # a key written inline is still a secret
-        if not isinstance(lp.get("model"), str):
-            problems.append(f"{alias}: litellm_params.model is required")
-            continue
-        bench = entry.get("bench") or {}
-        model = _bench_model(alias, lp, bench, connections, problems)
-        if model is None:
-            continue
-        if bench.get("rpm") is not None:
-            if type(bench["rpm"]) is not int or bench["rpm"] < 1:
-                problems.append(f"{alias}: bench.rpm must be a positive integer")
-            else:
-                rpm[alias] = bench["rpm"]
-        models.append(model)
-        params[alias] = lp
-    return models, params, rpm
-
-
-def _bench_model(alias, lp, bench, connections, problems) -> Model | None:
-    known = {"connection", "role", "family", "context_window", "ad_hoc", "rpm"}
-    unknown = set(bench) - known
-    if unknown:
-        problems.append(f"{alias}: unknown bench keys {', '.join(sorted(unknown))}")
-    connection = bench.get("connection") or _default_connection(lp)
-    if connections and bench.get("connection") and connection not in connections:
-        problems.append(f"{alias}: unknown connection {connection!r}")
-    role = bench.get("role", "general")
-    if role not in ROLES:
-        problems.append(f"{alias}: role {role!r} is not one of {', '.join(ROLES)}")
-        return None
-    window = bench.get("context_window")
-    if window is not None and (type(window) is not int or window < 1):
-        problems.append(f"{alias}: context_window must be a positive integer")
-        window = None
+def _model(
+    index: int, entry: ModelEntry, connections: dict[str, Connection], problems: list[str]
+) -> Model:
+    bench = entry.bench
+    connection = bench.connection if bench and bench.connection else None
+    if connection and connections and connection not in connections:
+        known = ", ".join(sorted(connections))
+        problems.append(
+            f"{where(('model_list', index, 'bench', 'connection'))}: unknown connection "
+            f"{connection!r} (connections: {known})"
+        )
+    connection = connection or _default_connection(entry.litellm_params.model_dump())
     spec = connections.get(connection)
     return Model(
-        alias=alias,
-        served=lp["model"],
+        alias=entry.model_name,
+        served=entry.litellm_params.model,
         connection=connection,
-        role=role,
-        family=str(bench.get("family") or ""),
-        context_window=window,
-        ad_hoc=bool(bench.get("ad_hoc", False)),
+        role=bench.role if bench else "general",
+        family=bench.family if bench else "",
+        context_window=bench.context_window if bench else None,
+        ad_hoc=bench.ad_hoc if bench else False,
         preferred=bool(spec and spec.preferred),
     )
 
 
-def _default_connection(lp: dict[str, Any]) -> str:
-    base = lp.get("api_base")
+def _default_connection(params: dict[str, Any]) -> str:
+    base = params.get("api_base")
     if isinstance(base, str) and base:
-        parts = urlsplit(base)
-        if parts.hostname:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-            return f"{parts.hostname}:{port}"
-    return lp["model"].split("/", 1)[0]
+        try:
+            parts = urlsplit(base)
+            if parts.hostname:
+                port = parts.port or (443 if parts.scheme == "https" else 80)
+                return f"{parts.hostname}:{port}"
+        except ValueError:
+            pass  # an api_base litellm cannot use either: it fails at the call, named there
+    return str(params["model"]).split("/", 1)[0]
 
 
-def _collections(raw, models, shapes, problems) -> list[Collection]:
-    if not isinstance(raw, dict) or not raw:
-        problems.append("collections must be a non-empty mapping of name -> {members, ...}")
-        return []
-    aliases = {m.alias for m in models}
+def _collections(
+    raw: Any, aliases: set[Any] | None, shapes: dict[str, Any], problems: list[str]
+) -> list[Collection]:
     out = []
-    for name, spec in raw.items():
-        name = str(name)
-        if name == ROUTER_PANEL or not _NAME.match(name):
-            problems.append(f"collection name {name!r} is reserved or not a plain name")
+    for name, value in _items(raw, "collections", problems):
+        loc: tuple[str | int, ...] = ("collections", name)
+        if name == ROUTER_PANEL or not plain_name(name):
+            what = "reserved for the router's panel" if name == ROUTER_PANEL else "not a plain name"
+            problems.append(f"{where(loc)}: the collection name {name!r} is {what}")
             continue
-        spec = spec or {}
-        unknown = set(spec) - {"members", "description", "tags", "shape", "reply", "merger"}
-        if unknown:
-            problems.append(f"collections.{name}: unknown keys {', '.join(sorted(unknown))}")
-        members = spec.get("members") or []
-        if not isinstance(members, list):
-            problems.append(f"collections.{name}.members must be a list of aliases")
-            members = []
-        for alias in members:
-            if alias not in aliases:
-                problems.append(f"collections.{name}: unknown alias {alias!r}")
-        if len(set(members)) != len(members):
-            problems.append(f"collections.{name}: a member is listed twice")
-        description = str(spec.get("description") or "")
-        if len(description) > 300:
-            problems.append(f"collections.{name}.description is over 300 characters")
-        tags = spec.get("tags") or []
-        if (
-            not isinstance(tags, list)
-            or len(tags) > 8
-            or not all(isinstance(t, str) and _TAG.match(t) for t in tags)
-        ):
-            problems.append(f"collections.{name}.tags must be at most 8 lower-case words")
-            tags = []
-        shape = spec.get("shape")
-        if shape is not None and shape not in shapes:
-            problems.append(f"collections.{name}: unknown shape {shape!r}")
-        reply = spec.get("reply", "panel")
-        if reply not in ("panel", "merged"):
-            problems.append(f"collections.{name}.reply must be panel or merged, got {reply!r}")
-        merger = spec.get("merger")
-        if merger is not None and merger not in aliases:
-            problems.append(f"collections.{name}: unknown merger alias {merger!r}")
-        out.append(Collection(name, tuple(members), description, tuple(tags), shape, reply, merger))
+        spec: CollectionSpec | None = _check(CollectionSpec, value, loc, problems)
+        if spec is None:
+            continue
+        for i, alias in enumerate(spec.members):
+            if aliases is not None and alias not in aliases:
+                problems.append(f"{where((*loc, 'members', i))}: unknown alias {alias!r}")
+        if spec.shape is not None and spec.shape not in shapes:
+            problems.append(
+                f"{where((*loc, 'shape'))}: unknown shape {spec.shape!r} "
+                f"(shapes: {', '.join(shapes)})"
+            )
+        if spec.merger is not None and aliases is not None and spec.merger not in aliases:
+            problems.append(f"{where((*loc, 'merger'))}: unknown merger alias {spec.merger!r}")
+        out.append(
+            Collection(
+                name,
+                tuple(spec.members),
+                spec.description,
+                tuple(spec.tags),
+                spec.shape,
+                spec.reply,
+                spec.merger,
+            )
+        )
     return out

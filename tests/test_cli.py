@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml
 
 from gateway.serving import free_port
@@ -71,6 +72,61 @@ def test_check_config_names_a_bad_alias_and_exits_1(tmp_path):
     assert result.returncode == 1
     assert "unknown alias 'ghost'" in result.stderr
     assert "unknown shape 'poetry'" in result.stderr
+
+
+def test_check_config_prints_the_gateway_settings_so_a_typo_shows():
+    result = run("check-config", "--config", "config/bench.yaml")
+    assert result.returncode == 0, result.stderr
+    for line in ("gateway:", "  max_calls: 5", "  seat_timeout_s: 60.0", "  workers: auto"):
+        assert f"\n{line}\n" in result.stdout
+
+
+def shipped_with(**sections) -> str:
+    raw = yaml.safe_load((ROOT / "config" / "bench.yaml").read_text())
+    raw.update(sections)
+    return yaml.safe_dump(raw)
+
+
+MALFORMED = {
+    "empty": ("", ["the config is empty"]),
+    "a list": ("- model_list\n- collections\n", ["the config: expected a mapping"]),
+    "invalid YAML": ("model_list: [unclosed\n", ["is not valid YAML"]),
+    "a typo": (shipped_with(gatway={"max_calls": 3}), ["gatway: unknown key; did you mean"]),
+    "unset variable": (
+        shipped_with(
+            model_list=[{"model_name": "m", "litellm_params": {"model": "os.environ/NO_SUCH_VAR"}}],
+            collections={"c": {"members": ["m"]}},
+        ),
+        ["model_list[0].litellm_params.model: references os.environ/NO_SUCH_VAR"],
+    ),
+    "wrong shapes everywhere": (
+        shipped_with(
+            connections={"x": 5},
+            collections={"core": ["kimi"]},
+            gateway="fast",
+            store=5,
+        ),
+        [
+            "connections.x: expected a mapping",
+            "collections.core: expected a mapping with members, got a list",
+            "gateway: expected a mapping of gateway settings, got 'fast'",
+            "store: expected sqlite:///PATH or postgresql://",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+def test_check_config_names_every_problem_by_path_without_a_traceback(tmp_path, case):
+    text, expected = MALFORMED[case]
+    path = tmp_path / "bench.yaml"
+    path.write_text(text)
+    result = run("check-config", "--config", str(path))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("bench-gateway: ")
+    for words in expected:
+        assert words in result.stderr, result.stderr
 
 
 def test_demo_once_prints_every_seat_with_its_call_id():
