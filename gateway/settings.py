@@ -52,6 +52,11 @@ class GatewaySettings:
     # Stream each seat's upstream call? Streaming gives first-token times and catches cut
     # streams, but costs litellm ~2.5x the CPU per call: "auto" streams only for streamed panels.
     stream_seats: str = "auto"  # auto | always | never
+    # Who may reach the gateway from a browser (contract §14): Host names beside loopback, web
+    # origins allowed to call it, and the URL it is published at behind a proxy.
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    public_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,9 @@ def _gateway(raw: Any, problems: list[str]) -> GatewaySettings:
         if not hasattr(defaults, key):
             problems.append(f"gateway.{key} is not a known setting")
             continue
+        if key in ("allowed_hosts", "allowed_origins", "public_url"):
+            _web_setting(key, value, values, problems)
+            continue
         expected = type(getattr(defaults, key))
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
@@ -138,6 +146,21 @@ def _gateway(raw: Any, problems: list[str]) -> GatewaySettings:
             continue
         values[key] = value
     return GatewaySettings(**values)
+
+
+def _web_setting(key: str, value: Any, values: dict[str, Any], problems: list[str]) -> None:
+    if key == "public_url":
+        parts = urlsplit(value) if isinstance(value, str) else None
+        if value is not None and (
+            parts is None or parts.scheme not in ("http", "https") or not parts.hostname
+        ):
+            problems.append(f"gateway.public_url must be an http(s) URL, got {value!r}")
+            return
+        values[key] = value
+    elif isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
+        values[key] = tuple(v.strip() for v in value)
+    else:
+        problems.append(f"gateway.{key} must be a list of names, got {value!r}")
 
 
 def _connections(raw: Any, problems: list[str]) -> dict[str, Connection]:
