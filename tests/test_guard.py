@@ -250,6 +250,11 @@ def test_an_allowed_origins_panel_carries_cors_headers_that_expose_the_panel(mak
     assert {"X-Bench-Panel", "X-Panel-Shape", "Retry-After"} <= exposed
     assert response.headers["x-bench-panel"] == response.json()["bench"]["panel"]
     assert "access-control-allow-credentials" not in response.headers
+    streamed = gw.http.post(
+        "/v1/chat/completions", json={**PANEL, "stream": True}, headers={"Origin": APP}
+    )
+    assert streamed.status_code == 200 and "data:" in streamed.text
+    assert streamed.headers["access-control-allow-origin"] == APP
 
 
 def test_a_response_without_an_origin_carries_no_cors(make_gateway):
