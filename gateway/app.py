@@ -14,6 +14,7 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -21,6 +22,7 @@ from gateway import upstream
 from gateway.board import Board
 from gateway.endpoints import ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
+from gateway.guard import Guard
 from gateway.runtime import Runtime, UpstreamCall
 from gateway.settings import Config
 from gateway.store import RecordStore, open_store
@@ -69,6 +71,7 @@ def create_app(
     app = Starlette(
         routes=ROUTES,
         lifespan=lifespan,
+        middleware=[Middleware(Guard, routes=ROUTES, **_web_access(config))],
         exception_handlers={
             GatewayError: _gateway_error,
             HTTPException: _http_error,
@@ -78,6 +81,12 @@ def create_app(
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
     return app
+
+
+def _web_access(config: Config) -> dict:
+    """Who the guard lets in (contract §14), from the config's `gateway:` settings."""
+    names = ("allowed_hosts", "allowed_origins", "public_url")
+    return {name: getattr(config.gateway, name) for name in names}
 
 
 def app_from_environment() -> Starlette:
@@ -134,7 +143,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
         return render(NotFound(f"No route {request.url.path}."))
-    error = BadRequest(str(exc.detail))
+    error = BadRequest(str(exc.detail), headers=dict(exc.headers or {}))  # a 405's Allow
     error.status = exc.status_code
     return render(error)
 

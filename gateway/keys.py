@@ -20,6 +20,7 @@ from starlette.requests import Request
 
 from gateway.board import WINDOW_S, Board, BoardFull
 from gateway.errors import Forbidden, TooManyRequests, Unauthorized
+from routing.errors import echo
 
 log = logging.getLogger("bench.keys")
 
@@ -60,7 +61,7 @@ class Client:
     def check(self, collection: str) -> None:
         if not self.may_use(collection):
             raise Forbidden(
-                f"This gateway key may not use collection {collection!r}; "
+                f"This gateway key may not use collection {echo(collection)!r}; "
                 f"its collections: {', '.join(sorted(self.collections or ()))}.",
                 param="model",
             )

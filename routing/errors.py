@@ -1,6 +1,12 @@
 """Why a panel cannot be chosen. The gateway turns each into an HTTP refusal."""
 
 
+def echo(name: str, limit: int = 100) -> str:
+    """A name from the request, cut to *limit* characters for a refusal message: a
+    10,000-character model name is not worth sending back whole."""
+    return name if len(name) <= limit else name[:limit] + "…"
+
+
 class Refusal(Exception):
     """A request that seats nobody; `param` names the offending request field, if any."""
 

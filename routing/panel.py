@@ -19,6 +19,7 @@ from routing.errors import (
     UnknownAlias,
     UnknownCollection,
     UnknownShape,
+    echo,
 )
 from routing.evidence import Evidence
 
@@ -73,7 +74,7 @@ class _Table:
         roles = catalog.roles_for(ask.shape)
         if roles is None:
             known = ", ".join(catalog.shape_names)
-            raise UnknownShape(f"Unknown panel shape {ask.shape!r}; known shapes: {known}.")
+            raise UnknownShape(f"Unknown panel shape {echo(ask.shape)!r}; known shapes: {known}.")
         self.roles = roles
         self.seats: list[Seat] = []
         self.aliases: set[str] = set()
@@ -162,7 +163,8 @@ def _known_nominees(ask: Ask, catalog: Catalog) -> list[Model]:
     unknown = [alias for alias in ask.nominees if catalog.model(alias) is None]
     if unknown:
         known = ", ".join(m.alias for m in catalog.models)
-        raise UnknownAlias(f"Unknown model alias(es) {', '.join(unknown)}; known: {known}.")
+        asked = ", ".join(map(echo, unknown))
+        raise UnknownAlias(f"Unknown model alias(es) {asked}; known: {known}.")
     seen: dict[str, Model] = {}
     for alias in ask.nominees:
         seen.setdefault(alias, catalog.model(alias))  # type: ignore[arg-type]
@@ -179,7 +181,8 @@ def _seat_members(table: _Table) -> int:
             for c in catalog.collections
         )
         raise UnknownCollection(
-            f"Unknown collection {ask.collection!r}. Collections: {lines}; or bench/{ROUTER_PANEL}."
+            f"Unknown collection {echo(ask.collection)!r}. Collections: {lines}; "
+            f"or bench/{ROUTER_PANEL}."
         )
     limits = catalog.limits
     too_small = []
