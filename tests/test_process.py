@@ -34,6 +34,27 @@ def test_importing_the_gateway_sets_no_environment():
     assert json.loads(done.stdout) == []
 
 
+def test_the_process_owners_environment_keeps_litellm_offline_as_it_loads():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LITELLM_", "HF_", "AIOHTTP"))}
+    script = (
+        "from gateway import process\n"
+        "process.set_environment()\n"
+        "import os, gateway.upstream\n"
+        "print(os.environ['LITELLM_OFFLINE_MODE'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "true"
+    assert "cost map" not in done.stderr and "Failed to fetch" not in done.stderr
+
+
 def test_the_process_that_serves_tunes_itself_once_the_app_has_started(tmp_path):
     """What `serve` runs (gateway.workers.served_app) in a process of its own: before start-up
     the interpreter is as Python left it; after, the owner's settings hold."""
