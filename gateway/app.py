@@ -1,13 +1,15 @@
-"""The app factory. Shared clients and the store open in the lifespan, never at import time."""
+"""The app factory. Shared clients and the store open in the lifespan, never at import time.
+
+The app leaves the process as it found it: GC tuning, the switch interval, litellm's offline
+environment and logging belong to whoever owns the process (gateway/process.py, called by the
+CLI)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,8 +58,6 @@ def create_app(
             runtime.ledger.load(standings, await runtime.store.learned_windows())
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
-        _tune_the_collector()
-        _share_the_interpreter()
         runtime.ready = True
         try:
             yield
@@ -96,31 +96,6 @@ def app_from_environment() -> Starlette:
 
     board = Board.attach(Path(os.environ["BENCH_BOARD"]))
     return create_app(load_config(os.environ["BENCH_CONFIG"]), board=board)
-
-
-def _tune_the_collector() -> None:
-    """Keep the cyclic GC off what start-up built, and off calls in flight.
-
-    litellm and its SDKs leave ~370,000 objects that live as long as the process; a full
-    collection walking them all took ~120 ms here, a pause any panel caught in it would wear.
-    Frozen, collections walk only newer objects. Then a burst: 1,000 panels at once put 2,500
-    calls in flight per worker, and with the default thresholds each worker ran 7 full
-    collections in the first 10 s (1.1-1.8 s of pauses) that freed nothing, since every object
-    they walked belonged to a call still waiting on its answer. With a young generation of
-    50,000 objects none ran until the burst was over, and the gateway spent 5.6 ms of CPU per
-    seat instead of 5.9-6.2 (`benchmarks/load.py --workers 2`). Cycles are still collected,
-    less often."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 10)
-
-
-def _share_the_interpreter() -> None:
-    """Hand the GIL between threads every 0.5 ms instead of 5 ms. The record writer thread
-    holds SQLite's write lock while it waits for the GIL between its statements; with the event
-    loop busy and the default interval, one batch could keep the store locked for seconds and
-    stall every other worker's seats (at 100 concurrent panels: slowest 10-17 s, 1.4 s after)."""
-    sys.setswitchinterval(0.0005)
 
 
 async def _drain(runtime: Runtime, timeout: float) -> None:

@@ -6,13 +6,15 @@ Exit codes: 0 ok, 1 failed (reason on stderr), 2 bad usage.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
 from pathlib import Path
 from typing import TextIO
 
-from gateway.settings import ConfigError, load_config
+from gateway import process
+from gateway.settings import Config, ConfigError, load_config
 
 DEFAULT_CONFIG = "config/bench.yaml"
 
@@ -53,10 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8123)
     serve.add_argument(
         "--workers",
-        type=int,
-        default=1,
+        type=_workers_flag,
         help="worker processes sharing one record store and one board of cooldowns, rpm caps "
-        "and rotation (default 1)",
+        "and rotation: a number, or auto for one per core (default gateway.workers, else auto)",
     )
 
     demo = command(
@@ -96,19 +97,36 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _workers_flag(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1 or auto, got {text!r}")
+    return count
+
+
+def workers_wanted(flag: int | str | None, config: Config) -> int:
+    """The flag wins over the config (`gateway.workers`), which wins over auto: one per core."""
+    wanted = flag if flag is not None else config.gateway.workers
+    if wanted == "auto":
+        return os.cpu_count() or 1
+    return int(wanted)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    process.set_environment()  # before any command can import litellm
     try:
         if args.command == "check-config":
             return check_config(_config_path(args.config))
         if args.command == "serve":
             return serve(_config_path(args.config), args.host, args.port, args.workers)
         if args.command == "simulate":
-            from simulator import load_spec, serve_simulator
-
-            spec = load_spec(args.spec) if args.spec else None
-            serve_simulator(host=args.host, port=args.port, spec=spec)
-            return 0
+            return simulate(args.host, args.port, args.spec)
         if args.command == "keys":
             from gateway.keys_cli import run_keys
 
@@ -196,14 +214,14 @@ def _print_problems(exc: ConfigError, err: TextIO) -> None:
         print(f"  - {problem}", file=err)
 
 
-def serve(path: str, host: str, port: int, workers: int = 1) -> int:
+def serve(path: str, host: str, port: int, workers: int | str | None = None) -> int:
     import uvicorn
 
+    from gateway import serverlog
+    from gateway import workers as processes
     from gateway.runtime import board_size
-    from gateway.workers import run as run_workers
-    from gateway.workers import shared_board
-    from gateway.workers import supported as workers_supported
 
+    process.own()
     config = load_config(path)
     if not _loopback(host) and not config.gateway.require_keys:
         print(
@@ -213,6 +231,8 @@ def serve(path: str, host: str, port: int, workers: int = 1) -> int:
             file=sys.stderr,
         )
         return 1
+    count = workers_wanted(workers, config)
+    path = str(Path(path).resolve())
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler here turns that
     # into a clean return, so a drained shutdown exits 0.
     signal.signal(signal.SIGTERM, lambda *_: None)
@@ -223,19 +243,41 @@ def serve(path: str, host: str, port: int, workers: int = 1) -> int:
         access_log=False,
         timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
     )
-    if workers > 1 and workers_supported():
-        size = board_size(config)
-        return run_workers(str(Path(path).resolve()), host, port, workers, options, size)
-    if workers > 1:
-        os.environ["BENCH_CONFIG"] = str(Path(path).resolve())
-        with shared_board(board_size(config)) as board:
-            os.environ["BENCH_BOARD"] = str(board)
-            factory = "gateway.app:app_from_environment"
-            uvicorn.run(factory, factory=True, workers=workers, **options)
-    else:
-        from gateway.app import create_app
+    if count == 1:
+        serverlog.summary(path, config, 1, "in this process (one worker)")
+        uvicorn.run(processes.served_app(config), **options)
+        return 0
+    with processes.shared_board(board_size(config)) as board:
+        serverlog.summary(path, config, count, f"board {board}, shared by the workers")
+        if processes.supported():
+            return processes.run(path, host, port, count, options, str(board))
+        os.environ["BENCH_CONFIG"] = path
+        os.environ["BENCH_BOARD"] = str(board)
+        factory = "gateway.workers:app_for_uvicorn_worker"
+        uvicorn.run(factory, factory=True, workers=count, **options)
+    return 0
 
-        uvicorn.run(create_app(config), **options)
+
+def simulate(host: str, port: int, spec_path: str | None) -> int:
+    """The simulated upstream on its own, logging its start-up and one line per request."""
+    import uvicorn
+
+    from gateway.serverlog import AccessLog
+    from simulator import create_sim_app, load_spec
+
+    process.own()
+    log = logging.getLogger("bench.simulator")
+    spec = load_spec(spec_path) if spec_path else None
+    app = create_sim_app(spec)
+    app.add_middleware(AccessLog, gateway=False, logger=log)
+    models = [m for m in app.state.sim.behaviours if m != "*"]
+    log.info("Simulated upstream on http://%s:%d/v1", host, port)
+    log.info(
+        "  spec: %s (models: %s)",
+        spec_path or "none, every model answers",
+        ", ".join(models) or "any name",
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     return 0
 
 

@@ -2,10 +2,14 @@
 
 It starts the simulated upstream and a gateway on the shipped demo config, asks one real panel
 through the official OpenAI SDK, prints every seat's answer with its call id, and keeps serving.
+Its records live in a temporary folder that goes when the demo does (Ctrl-C or SIGTERM too).
 """
 
 from __future__ import annotations
 
+import errno
+import signal
+import sys
 import tempfile
 import threading
 from importlib import resources
@@ -13,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from gateway import process
 from gateway.serving import ServerThread, free_port
 from gateway.settings import parse_config
 
@@ -27,19 +32,37 @@ def demo_config(sim_url: str, store_dir: Path):
 
 
 def run_demo(port: int, *, once: bool = False) -> int:
+    process.own()
+    # SIGTERM ends the demo as Ctrl-C does: servers stopped, temporary folder removed
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    with tempfile.TemporaryDirectory(prefix="bench-demo-") as folder:
+        try:
+            return _demo(port, Path(folder), once)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            print(
+                f"bench-gateway: port {port} is already in use; "
+                f"choose another with --port, e.g. bench-gateway demo --port {free_port()}",
+                file=sys.stderr,
+            )
+            return 1
+
+
+def _demo(port: int, store_dir: Path, once: bool) -> int:
     import openai
 
     from gateway.app import create_app
     from simulator import create_sim_app, load_spec
 
     spec = load_spec(str(resources.files("gateway").joinpath("demo_simulate.yaml")))
-    store_dir = Path(tempfile.mkdtemp(prefix="bench-demo-"))
     with ServerThread(create_sim_app(spec), port=free_port()) as sim:
         config = demo_config(f"{sim.url}/v1", store_dir)
         with ServerThread(create_app(config), port=port) as gateway:
+            process.tune_the_collector()  # both servers are up: freeze what start-up built
             base = f"{gateway.url}/v1"
             print(f"Bench Gateway demo: simulated upstream at {sim.url}, gateway at {base}")
-            print(f"Records: {store_dir / 'records.db'}\n")
+            print(f"Records: {store_dir / 'records.db'} (removed when the demo ends)\n")
             client = openai.OpenAI(base_url=base, api_key="local", max_retries=0, timeout=60)
             raw = client.chat.completions.with_raw_response.create(
                 model="bench/reviewers",
@@ -47,6 +70,7 @@ def run_demo(port: int, *, once: bool = False) -> int:
                 extra_headers={"X-Panel-Shape": "review"},
             )
             show(raw.parse(), gateway.url)
+            client.close()
             if once:
                 return 0
             print(

@@ -33,15 +33,26 @@ class ServerThread:
             timeout_graceful_shutdown=10,
         )
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(
-            target=self.server.run, name=f"uvicorn:{self.port}", daemon=True
-        )
+        self.thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
     def start(self, timeout: float = 30.0) -> ServerThread:
+        """Binds the port here, in the caller's thread, so that a busy port is an OSError
+        (errno EADDRINUSE) to the caller, not a log line in the server's thread."""
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+        except OSError:
+            sock.close()
+            raise
+        self.thread = threading.Thread(
+            target=self.server.run, args=([sock],), name=f"uvicorn:{self.port}", daemon=True
+        )
         self.thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:
@@ -52,7 +63,8 @@ class ServerThread:
 
     def stop(self, timeout: float = 30.0) -> None:
         self.server.should_exit = True
-        self.thread.join(timeout)
+        if self.thread is not None:
+            self.thread.join(timeout)
 
     def __enter__(self) -> ServerThread:
         return self.start()

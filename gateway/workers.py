@@ -21,12 +21,15 @@ import os
 import signal
 import socket
 import tempfile
+import threading
 from collections.abc import Iterator
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
+from gateway import process
 from gateway.board import Board
+from gateway.settings import Config
 
 log = logging.getLogger("bench.workers")
 
@@ -46,12 +49,31 @@ def shared_board(size: tuple[int, int]) -> Iterator[Path]:
         yield path
 
 
-def run(
-    path: str, host: str, port: int, workers: int, options: dict[str, Any], size: tuple[int, int]
-) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
-    with shared_board(size) as board:
-        return _supervise(path, host, port, workers, options, str(board))
+def served_app(config: Config, board: Board | None = None) -> Any:
+    """The app a `serve` process runs: the gateway, its request log, and the collector tuned
+    once its start-up is over (gateway/process.py: the process owner's, not the app's)."""
+    from gateway.app import create_app
+    from gateway.keys import LOCAL
+    from gateway.serverlog import AccessLog
+
+    app = create_app(config, board=board)
+    app.add_middleware(AccessLog, anonymous="-" if config.gateway.require_keys else LOCAL)
+    return process.AfterStartup(app)
+
+
+def app_for_uvicorn_worker() -> Any:
+    """For `serve --workers N` on uvicorn's own workers (no SO_REUSEPORT): each worker builds
+    its app from BENCH_CONFIG and maps the board named by BENCH_BOARD."""
+    process.own()
+    from gateway.settings import load_config
+
+    board = Board.attach(Path(os.environ["BENCH_BOARD"]))
+    return served_app(load_config(os.environ["BENCH_CONFIG"]), board)
+
+
+def run(path: str, host: str, port: int, workers: int, options: dict[str, Any], board: str) -> int:
+    """Supervise *workers* processes serving *path* on one port, sharing *board*."""
+    return _supervise(path, host, port, workers, options, board)
 
 
 def _supervise(
@@ -99,9 +121,9 @@ def _supervise(
 def serve_one(path: str, host: str, port: int, options: dict[str, Any], board: str) -> None:
     """One worker: its own socket on the shared port, its own app, store connection and loop;
     the board is the one all workers share."""
+    process.own()
     import uvicorn
 
-    from gateway.app import create_app
     from gateway.settings import load_config
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -109,9 +131,26 @@ def serve_one(path: str, host: str, port: int, options: dict[str, Any], board: s
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
-    app = create_app(load_config(path), board=Board.attach(Path(board)))
+    app = served_app(load_config(path), Board.attach(Path(board)))
     server = uvicorn.Server(uvicorn.Config(app, **options))
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler turns that into
     # a clean exit 0.
     signal.signal(signal.SIGTERM, lambda *_: None)
+    _stop_when_orphaned(server)
     server.run(sockets=[sock])
+
+
+def _stop_when_orphaned(server: Any) -> None:
+    """A supervisor killed outright (SIGKILL, OOM) passes nothing on: its workers would serve
+    on, unwatched, forever. Each worker watches its parent instead and, once it is gone, drains
+    its running panels and exits, as on SIGTERM."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        log.warning("the supervisor is gone; worker [%d] drains and stops", os.getpid())
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()

@@ -6,19 +6,27 @@ HTTP, and the official OpenAI SDK really calls the gateway.
 
 from __future__ import annotations
 
-import copy
-from pathlib import Path
-from typing import Any
+import os
 
-import httpx
-import openai
-import pytest
+# The test process owns itself: litellm offline before anything imports it (gateway/process.py
+# does the same for the CLI; importing `gateway` sets nothing).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from gateway.app import create_app
-from gateway.board import Board
-from gateway.serving import ServerThread
-from gateway.settings import parse_config
-from simulator import create_sim_app
+import copy  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import httpx  # noqa: E402
+import openai  # noqa: E402
+import pytest  # noqa: E402
+
+from gateway.app import create_app  # noqa: E402
+from gateway.board import Board  # noqa: E402
+from gateway.serving import ServerThread  # noqa: E402
+from gateway.settings import parse_config  # noqa: E402
+from simulator import create_sim_app  # noqa: E402
 
 # alias -> (served name, connection, role)
 MODELS = {

@@ -6,6 +6,8 @@ import contextlib
 import http.client
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import time
@@ -20,13 +22,14 @@ from gateway.serving import free_port
 ROOT = Path(__file__).parents[1]
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def run(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=ROOT,
+        env=env,
     )
 
 
@@ -129,16 +132,41 @@ def test_check_config_names_every_problem_by_path_without_a_traceback(tmp_path, 
         assert words in result.stderr, result.stderr
 
 
-def test_demo_once_prints_every_seat_with_its_call_id():
-    result = run("demo", "--once", "--port", str(free_port()), timeout=180)
+def test_demo_once_prints_every_seat_with_its_call_id_and_leaves_no_files(tmp_path):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    result = run("demo", "--once", "--port", str(free_port()), timeout=180, env=env)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "member1 — kimi" in out and "member2 — qwen-coder" in out
     assert out.count(" · ok · ") >= 3
     assert "/bench/verdict" in out
+    assert str(temp) in out  # the records were kept there while it ran
+    assert list(temp.iterdir()) == []
 
 
-def test_serve_and_simulate_run_as_processes(tmp_path):
+def test_demo_on_a_busy_port_says_to_choose_another_and_exits_1():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run("demo", "--once", "--port", str(port), timeout=180)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"port {port} is already in use" in lines[0] and "--port" in lines[0]
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+REQUEST_LINE = re.compile(
+    r"^INFO: +(?P<method>[A-Z]+) (?P<path>\S+) (?P<status>\d{3}) key=(?P<key>\S+) "
+    r"panel=(?P<panel>\S+) (?P<seconds>\d+\.\d{3})s$"
+)
+SIM_LINE = re.compile(r"^INFO: +POST (?P<path>\S+) 200 \d+\.\d{3}s$")
+
+
+def test_serve_and_simulate_run_as_processes_and_log_each_request_without_secrets(tmp_path):
     sim_port, gw_port = free_port(), free_port()
     raw = yaml.safe_load((ROOT / "config" / "bench.yaml").read_text())
     for entry in raw["model_list"]:
@@ -147,41 +175,124 @@ def test_serve_and_simulate_run_as_processes(tmp_path):
     config = tmp_path / "bench.yaml"
     config.write_text(yaml.safe_dump(raw))
     env = {**os.environ, "BENCH_CONFIG": str(config)}
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gateway.cli",
-                "simulate",
-                "--port",
-                str(sim_port),
-                "--spec",
-                "config/simulate.yaml",
-            ],
-            cwd=ROOT,
-            env=env,
-        ),
-        subprocess.Popen(
-            [sys.executable, "-m", "gateway.cli", "serve", "--port", str(gw_port)],
-            cwd=ROOT,
-            env=env,
-        ),
-    ]
+    sim_log, gw_log = tmp_path / "simulate.log", tmp_path / "serve.log"
+    argv = [sys.executable, "-m", "gateway.cli"]
+    with sim_log.open("wb") as sim_out, gw_log.open("wb") as gw_out:
+        spec = ["--spec", "config/simulate.yaml"]
+        procs = [
+            subprocess.Popen(
+                [*argv, "simulate", "--port", str(sim_port), *spec],
+                cwd=ROOT,
+                env=env,
+                stdout=sim_out,
+                stderr=subprocess.STDOUT,
+            ),
+            subprocess.Popen(  # default workers: one per core
+                [*argv, "serve", "--port", str(gw_port)],
+                cwd=ROOT,
+                env=env,
+                stdout=gw_out,
+                stderr=subprocess.STDOUT,
+            ),
+        ]
+    secret_key = "bwk_" + "k" * 43
+    prompt = "a prompt that must stay out of every log"
     try:
         base = f"http://127.0.0.1:{gw_port}"
         wait_healthy(base)
         reply = httpx.post(
-            f"{base}/v1/chat/completions",
-            json={"model": "bench/reviewers", "messages": [{"role": "user", "content": "hi"}]},
+            f"{base}/v1/chat/completions?api_key=query-secret&user=someone",
+            json={"model": "bench/reviewers", "messages": [{"role": "user", "content": prompt}]},
+            headers={"Authorization": f"Bearer {secret_key}"},
             timeout=30,
         )
         assert reply.status_code == 200
+        panel = reply.headers["X-Bench-Panel"]
         assert reply.json()["bench"]["seats"][0]["status"] == "ok"
     finally:
         for proc in procs:
             proc.terminate()
-            proc.wait(timeout=30)
+            proc.wait(timeout=60)
+
+    served = gw_log.read_text()
+    lines = [m.groupdict() for m in map(REQUEST_LINE.match, served.splitlines()) if m]
+    asked = [line for line in lines if line["method"] == "POST"]
+    assert asked == [
+        {
+            "method": "POST",
+            "path": "/v1/chat/completions",
+            "status": "200",
+            "key": "local",
+            "panel": panel,
+            "seconds": asked[0]["seconds"],
+        }
+    ]
+    assert any(line["path"] == "/healthz" and line["panel"] == "-" for line in lines)
+    assert f"Bench Gateway: config {config}" in served
+    assert f"store: sqlite:///{tmp_path / 'served.db'}" in served
+    assert f"workers: {os.cpu_count()}" in served and "state: board " in served
+    assert "collections (2): bench/design, bench/reviewers" in served
+    assert "models (" in served and "kimi (moonbase)" in served
+
+    simulated = sim_log.read_text()
+    assert f"Simulated upstream on http://127.0.0.1:{sim_port}/v1" in simulated
+    assert "spec: config/simulate.yaml" in simulated
+    assert [m["path"] for m in map(SIM_LINE.match, simulated.splitlines()) if m]
+    for text in (served, simulated):
+        for secret in (secret_key, "query-secret", "user=someone", "?", prompt, "Traceback"):
+            assert secret not in text
+
+
+def test_serve_with_one_worker_is_one_process(tmp_path, sim):
+    from tests.conftest import bench_raw
+
+    raw = bench_raw(sim.url)
+    raw["store"] = f"sqlite:///{tmp_path / 'one.db'}"
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    port, log = free_port(), tmp_path / "serve.log"
+    argv = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*argv, "--port", str(port), "--workers", "1"],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}")
+        body = {"model": "bench/solo", "messages": [{"role": "user", "content": "hi"}]}
+        reply = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=30)
+        assert reply.status_code == 200
+        assert _workers(proc.pid) == []
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0
+    served = log.read_text()
+    assert "workers: 1" in served and "state: in this process" in served
+
+
+def test_the_workers_flag_wins_over_the_config_which_wins_over_one_per_core():
+    from gateway.cli import workers_wanted
+    from gateway.settings import parse_config
+    from tests.conftest import bench_raw
+
+    def config(**gateway):
+        return parse_config(bench_raw("http://127.0.0.1:9", **gateway), base=ROOT)
+
+    cores = os.cpu_count()
+    assert workers_wanted(None, config()) == cores
+    assert workers_wanted(None, config(workers="auto")) == cores
+    assert workers_wanted(None, config(workers=3)) == 3
+    assert workers_wanted(1, config(workers=3)) == 1
+    assert workers_wanted("auto", config(workers=3)) == cores
+
+
+def test_a_bad_workers_flag_is_bad_usage():
+    for bad in ("0", "-2", "many"):
+        result = run("serve", "--workers", bad)
+        assert result.returncode == 2
+        assert "--workers" in result.stderr and "Traceback" not in result.stderr
 
 
 def _serve_two_workers(tmp_path, sim) -> tuple[subprocess.Popen, int, Path]:
@@ -272,6 +383,31 @@ def test_a_worker_that_dies_is_replaced_and_the_gateway_keeps_answering(tmp_path
     finally:
         proc.terminate()
         assert proc.wait(timeout=60) == 0
+
+
+def test_workers_whose_supervisor_is_killed_drain_and_stop(tmp_path, sim):
+    import signal
+
+    proc, _, _ = _serve_two_workers(tmp_path, sim)
+    workers = _workers(proc.pid)
+    assert len(workers) == 2
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 60
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in workers if _running(pid)]
+    for pid in left:  # not ours to leave behind, whatever the outcome
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "workers kept serving without their supervisor"
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited; whoever adopted it has not reaped it yet
 
 
 def _worker_serving(connection: http.client.HTTPConnection, port: int, workers: list[int]) -> int:
