@@ -54,6 +54,10 @@ MEASURES = {
 NEEDS = {"fanout": ("seed",)}
 
 
+def _workers(value: str) -> int:
+    return (os.cpu_count() or 1) if value == "auto" else int(value)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -68,9 +72,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", action="store_true", help="py-spy our gateway (0-latency)")
     parser.add_argument(
         "--ours-workers",
-        type=int,
-        default=1,
-        help="run our gateway as `serve --workers N` (N processes sharing the store; default 1)",
+        type=_workers,
+        default="auto",
+        help="run our gateway as `serve --workers N|auto` (default auto: one per core, as plain"
+        " `serve` does)",
     )
     parser.add_argument(
         "--no-doc",

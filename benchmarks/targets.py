@@ -241,7 +241,7 @@ def start_ours(
         "--port",
         str(port),
         "--workers",
-        str(workers or os.environ.get("BENCH_OURS_WORKERS", "1")),
+        str(workers or os.environ.get("BENCH_OURS_WORKERS") or os.cpu_count() or 1),
     ]
     proc = Proc("ours", argv, work / "ours.log", env={**OFFLINE_ENV, **(env or {})}, cwd=work)
     url = f"http://127.0.0.1:{port}"
