@@ -160,6 +160,9 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
         print(line, file=out)
 
     say(f"config {Path(path)} is valid")
+    ignored = _litellm_sections(path)
+    if ignored:
+        say(f"ignored (LiteLLM proxy settings, not used by the bench): {', '.join(ignored)}")
     say(f"store: {config.store}")
     say(f"state: {config.state or 'in this gateway (shared memory between its workers)'}")
     say("gateway:")
@@ -197,6 +200,15 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
             f" reply={c.reply}  {c.description}"
         )
     return 0
+
+
+def _litellm_sections(path: str) -> list[str]:
+    import yaml
+
+    from gateway.config_schema import LITELLM_SECTIONS
+
+    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return [name for name in LITELLM_SECTIONS if name in raw]
 
 
 def _as_yaml(value: object) -> str:

@@ -246,6 +246,19 @@ class FileSections(_Section):
     gateway: GatewaySettings | None = None
     store: Annotated[str, PlainValidator(_store)] = "sqlite:///data/records.db"
     state: Annotated[str | None, PlainValidator(_state)] = None
+    # A LiteLLM proxy config pastes in whole: its proxy-wide sections mean nothing to the bench
+    # and are ignored (check-config says so), while a misspelt section of ours is still refused.
+    litellm_settings: Any = None
+    general_settings: Any = None
+    router_settings: Any = None
+    environment_variables: Any = None
 
+
+LITELLM_SECTIONS = (
+    "litellm_settings",
+    "general_settings",
+    "router_settings",
+    "environment_variables",
+)
 
 Shape = Annotated[list[Role], Field(min_length=1)]

@@ -534,3 +534,17 @@ def test_any_yaml_in_any_section_is_answered_without_a_traceback(tmp_path, data)
     path, _ = data.draw(st.sampled_from(PATHS))
     code, _, err = run_check_config(at(full_raw(), path, data.draw(yaml_values)), tmp_path)
     assert code in (0, 1) and (code == 0) == (err == "")
+
+
+def test_a_litellm_proxy_config_pastes_in_whole_and_its_proxy_sections_are_named_ignored(tmp_path):
+    raw = yaml.safe_load((Path(__file__).parent.parent / "config" / "bench.yaml").read_text())
+    raw["litellm_settings"] = {"drop_params": True}
+    raw["router_settings"] = {"routing_strategy": "simple-shuffle"}
+    path = tmp_path / "proxy.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    out, err = io.StringIO(), io.StringIO()
+    assert check_config(str(path), out, err) == 0, err.getvalue()
+    assert (
+        "ignored (LiteLLM proxy settings, not used by the bench): litellm_settings, "
+        "router_settings" in out.getvalue()
+    )
