@@ -58,7 +58,7 @@ BENCH = {
         "panel": {"type": "string"},
         "collection": {"type": "string"},
         "shape": {"type": "string"},
-        "shape_by": {"enum": ["header", "collection", "default"]},
+        "shape_by": {"enum": ["header", "collection", "default", "images"]},
         "seats": {"type": "array", "items": _ref("Seat")},
         "skipped": {
             "type": "array",
