@@ -361,6 +361,19 @@ def test_an_image_through_the_openai_sdk_is_a_vision_panel(make_gateway, sim):
     assert_seated_only_seeing(gw, sim, completion.model_extra["bench"])
 
 
+def test_a_provider_echoing_the_image_in_its_error_leaves_no_bytes_on_record(make_gateway, sim):
+    gw = make_gateway(seeing_raw(sim.url))
+    sim.set("sim-eye", status=400, error_message=f"bad image data:image/png;base64,{PNG}")
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    message = client_of(gw).messages.create(
+        model="bench/looks", max_tokens=30, messages=[{"role": "user", "content": [image]}]
+    )
+    failed = [s for s in message.model_extra["bench"]["seats"] if s["alias"] == "eye"]
+    assert failed and failed[0]["status"] == "error" and "[image]" in failed[0]["error"]
+    assert PNG[:200] not in message.content[0].text
+    assert PNG[:200].encode() not in stored_bytes(gw)
+
+
 def test_a_shape_that_admits_vision_is_kept_for_an_image(make_gateway, sim):
     gw = make_gateway(seeing_raw(sim.url))
     image = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
@@ -510,6 +523,23 @@ def test_any_bytes_get_an_anthropic_error(gateway, raw):
     assert payload["type"] == "error" and payload["error"]["type"] in ANTHROPIC_ERRORS
 
 
-def test_an_httpx_client_also_gets_anthropic_errors_for_a_route_miss(gateway):
+def test_a_body_that_is_not_an_object_is_an_anthropic_error(gateway):
     response = httpx.post(f"{gateway.url}/v1/messages", json=[], timeout=10)
     assert response.status_code == 400 and response.json()["type"] == "error"
+
+
+def test_replies_match_the_openapi_description(gateway, sim):
+    import jsonschema
+
+    spec = gateway.http.get("/openapi.json").json()
+
+    def check(path: str, status: int, body: dict) -> None:
+        response = spec["paths"][path]["post"]["responses"][str(status)]
+        schema = response["content"]["application/json"]["schema"]
+        jsonschema.validate(body, {**schema, "components": spec["components"]})
+
+    ok = {"model": "bench/trio", "max_tokens": 10, "messages": USER}
+    check("/v1/messages", 200, gateway.http.post("/v1/messages", json=ok).json())
+    check("/messages", 404, gateway.http.post("/messages", json={**ok, "model": "x"}).json())
+    counted = gateway.http.post("/v1/messages/count_tokens", json=ok).json()
+    check("/v1/messages/count_tokens", 200, counted)
