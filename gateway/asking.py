@@ -15,7 +15,7 @@ from typing import Any
 
 from gateway.errors import BadRequest
 from gateway.settings import Config
-from routing import ROUTER_PANEL, conversation_text, estimate_tokens
+from routing import ROUTER_PANEL, conversation_text, estimate_tokens, has_images
 
 COLLECTION_PREFIX = "bench/"
 MERGED = ":merged"
@@ -52,6 +52,7 @@ class Ask:
     prompt_tokens: int
     prompt: str
     merged: bool = False  # one merged answer instead of every answer side by side
+    images: bool = False  # the messages carry images: a vision panel (gateway/panel.py)
 
     @classmethod
     def of(
@@ -67,7 +68,8 @@ class Ask:
         merged: bool,
     ) -> Ask:
         """An Ask whose prompt (the text the panel is recorded with, and its size estimated
-        from) is read from the messages the one way every reader reads them."""
+        from) is read from the messages the one way every reader reads them: images appear in
+        it as placeholders, never as their bytes."""
         prompt = conversation_text(messages)
         return cls(
             requested_model=requested_model,
@@ -81,6 +83,7 @@ class Ask:
             prompt_tokens=estimate_tokens(len(prompt)),
             prompt=prompt,
             merged=merged,
+            images=has_images(messages),
         )
 
 
@@ -154,25 +157,45 @@ def chat_messages(messages: Any) -> list[dict[str, Any]]:
             raise BadRequest(
                 f"`{where}.role` must be one of {', '.join(sorted(_ROLES))}.", param=where
             )
-        if not _good_content(message.get("content")):
-            raise BadRequest(
-                f"`{where}.content` must be a string or a list of parts with string text.",
-                param=where,
-            )
+        _check_content(message.get("content"), where)
     return messages
 
 
-def _good_content(content: Any) -> bool:
+def _check_content(content: Any, where: str) -> None:
+    """A string, or a list of text and image parts; any other part (audio, files) is refused
+    by name, since a panel cannot pass it on faithfully and must not drop it silently."""
     if isinstance(content, str):
-        return True
-    if not isinstance(content, list):
-        return False
-    return all(
-        isinstance(part, dict)
-        and isinstance(part.get("type"), str)
-        and isinstance(part.get("text", ""), str)
-        for part in content
+        return
+    if isinstance(content, list):
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str):
+                continue
+            if kind == "image_url" and _image_url(part.get("image_url")):
+                continue
+            if isinstance(kind, str) and kind not in ("text", "image_url"):
+                raise BadRequest(
+                    f"`{where}.content[{j}]` is a {kind!r} part; a panel takes text and images "
+                    "only.",
+                    param=f"{where}.content",
+                )
+            if kind == "image_url":
+                raise BadRequest(
+                    f"`{where}.content[{j}].image_url` must be an object with a `url` that is "
+                    "an https:// URL or a data:image/... URL.",
+                    param=f"{where}.content",
+                )
+            break
+        else:
+            return
+    raise BadRequest(
+        f"`{where}.content` must be a string or a list of text and image parts.", param=where
     )
+
+
+def _image_url(image: Any) -> bool:
+    url = image.get("url") if isinstance(image, dict) else None
+    return isinstance(url, str) and url.startswith(("https://", "http://", "data:image/"))
 
 
 def sampling_of(body: dict[str, Any]) -> dict[str, Any]:

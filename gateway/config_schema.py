@@ -195,6 +195,7 @@ class BenchFacts(_Section):
     ad_hoc: bool = False
     rpm: Positive | None = None
     rpd: Positive | None = None
+    vision: bool = False  # reads images though its role is not vision
 
 
 class LitellmParams(_Section):

@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from gateway.asking import COLLECTION_PREFIX, MERGED
 from gateway.errors import GatewayError, NotFound, PayloadTooLarge
-from gateway.formats import Format, chat
+from gateway.formats import Format, anthropic, chat
 from gateway.openapi import describe
 from gateway.panel import seat
 from gateway.runtime import Runtime
@@ -42,6 +42,30 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 async def chat_completions(request: Request) -> Response:
     return await ask_panel(request, chat)
+
+
+# -- Anthropic Messages ---------------------------------------------------------------------
+
+
+async def anthropic_messages(request: Request) -> Response:
+    return await ask_panel(request, anthropic)
+
+
+async def anthropic_count_tokens(request: Request) -> Response:
+    """The gateway's own estimate of the prompt's tokens: nothing is seated, called or written."""
+    runtime = runtime_of(request)
+    try:
+        client = await runtime.gatekeeper.client(request)
+        raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        collection, tokens = anthropic.count(raw, headers, runtime.config)
+        client.check(collection)
+    except GatewayError as error:
+        return anthropic.render_error(error)
+    return JSONResponse({"input_tokens": tokens})
+
+
+# -- every panel ------------------------------------------------------------------------------
 
 
 async def ask_panel(request: Request, fmt: Format) -> Response:
@@ -169,6 +193,10 @@ async def healthz(request: Request) -> Response:
 ROUTES = [
     Route("/v1/chat/completions", chat_completions, methods=["POST"]),
     Route("/chat/completions", chat_completions, methods=["POST"]),
+    Route("/v1/messages", anthropic_messages, methods=["POST"]),
+    Route("/messages", anthropic_messages, methods=["POST"]),
+    Route("/v1/messages/count_tokens", anthropic_count_tokens, methods=["POST"]),
+    Route("/messages/count_tokens", anthropic_count_tokens, methods=["POST"]),
     Route("/v1/models", list_models, methods=["GET"]),
     Route("/bench/verdict", post_verdict, methods=["POST"]),
     Route("/bench/panels/{panel}", get_panel, methods=["GET"]),

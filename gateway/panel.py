@@ -12,6 +12,7 @@ its seats, and shutdown waits for running panels so every answer is recorded.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import secrets
@@ -108,20 +109,28 @@ async def seat(runtime: Runtime, ask: Ask, key_name: str = "local") -> PanelRun:
     sees these seats taken and rotates to other models."""
     now = runtime.clock()
     panel_id = new_panel_id()
+    catalog = runtime.config.catalog
+    notes: tuple[str, ...] = ()
+    if ask.images:  # a vision panel: a shape that seats models able to see, and only those
+        shape, shape_by, note = catalog.shape_for_images(ask.shape, ask.shape_by)
+        ask = dataclasses.replace(ask, shape=shape, shape_by=shape_by)
+        notes = (note,)
     routing_ask = RoutingAsk(
         collection=ask.collection,
         shape=ask.shape,
         nominees=ask.nominees,
         prompt_tokens=ask.prompt_tokens,
         seed=int(panel_id[1:], 16),
+        images=ask.images,
     )
     with runtime.board.locked():  # no other worker seats a panel in between
         evidence = runtime.ledger.evidence(runtime.rate_limits.cooling(now), ask.shape)
         try:
-            plan = choose_panel(routing_ask, runtime.config.catalog, evidence, now)
+            plan = choose_panel(routing_ask, catalog, evidence, now)
         except Refusal as refusal:
             error = _REFUSALS.get(type(refusal), BadRequest)
             raise error(refusal.message, param=refusal.param) from None
+        plan = dataclasses.replace(plan, notes=notes + plan.notes)
         for chair in plan.seats:
             runtime.ledger.seated(chair.alias, now)
     facts = PanelFacts(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,12 @@ def seat_view(result: SeatResult) -> dict[str, Any]:
     view = {"call": result.id}
     view.update({name: getattr(result, name) for name in SEAT_FIELDS})
     return view
+
+
+def seats_header(seats: list[SeatResult]) -> str:
+    """X-Bench-Seats: every seat's call, name, alias and status, as a JSON list."""
+    rows = [{"call": r.id, "seat": r.seat, "alias": r.alias, "status": r.status} for r in seats]
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=True)
 
 
 def skipped_view(plan: Panel) -> list[dict[str, Any]]:

@@ -255,7 +255,13 @@ def _model(
         context_window=bench.context_window if bench else None,
         ad_hoc=bench.ad_hoc if bench else False,
         preferred=bool(spec and spec.preferred),
+        vision=bool(bench and bench.vision) or _supports_vision(entry.model_info),
     )
+
+
+def _supports_vision(model_info: dict[str, Any] | None) -> bool:
+    """LiteLLM's own `model_info: {supports_vision: true}`, so its configs paste in seeing."""
+    return bool(model_info) and model_info.get("supports_vision") is True
 
 
 def _default_connection(params: dict[str, Any]) -> str:

@@ -4,6 +4,7 @@ from routing.catalog import (
     DEFAULT_SHAPES,
     ROLES,
     ROUTER_PANEL,
+    VISION,
     Catalog,
     Collection,
     Model,
@@ -20,12 +21,14 @@ from routing.errors import (
 )
 from routing.evidence import Evidence, Standing
 from routing.panel import Ask, Panel, Seat, Skipped, choose_panel, estimate_tokens
-from routing.text import content_text, conversation_text
+from routing.text import IMAGE_PLACEHOLDER, content_text, conversation_text, has_images
 
 __all__ = [
     "DEFAULT_SHAPES",
+    "IMAGE_PLACEHOLDER",
     "ROLES",
     "ROUTER_PANEL",
+    "VISION",
     "Ask",
     "Catalog",
     "Collection",
@@ -47,4 +50,5 @@ __all__ = [
     "conversation_text",
     "estimate_tokens",
     "family_of",
+    "has_images",
 ]

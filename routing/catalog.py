@@ -22,6 +22,7 @@ DEFAULT_SHAPES: dict[str, tuple[str, ...]] = {
 }
 
 ROUTER_PANEL = "panel"
+VISION = "vision"  # the role of models that read images, and the shape of panels that carry them
 
 _FAMILY_DROP = re.compile(r"[-_.]")
 
@@ -46,6 +47,12 @@ class Model:
     context_window: int | None = None
     ad_hoc: bool = False
     preferred: bool = False  # its connection is marked preferred: a tie-break only
+    vision: bool = False  # can read images though its role is not `vision`
+
+    @property
+    def sees(self) -> bool:
+        """May this model be given images? Its role says so, or its facts do."""
+        return self.vision or self.role == VISION
 
     def __post_init__(self) -> None:
         if not self.family:
@@ -91,6 +98,26 @@ class Catalog:
     @property
     def shape_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.shapes)
+
+    def shape_for_images(self, shape: str, shape_by: str) -> tuple[str, str, str]:
+        """(shape, how chosen, a note) for a request that carries images.
+
+        A shape that admits vision models (named in the header or by the collection) is kept:
+        the caller chose it knowing what it seats. Any other shape, the default included,
+        becomes `vision`, since a shape that seats no model able to see would seat nobody
+        useful. Either way only models that can see are seated (choose_panel), and the note
+        says so in `bench.notes`."""
+        roles = self.roles_for(shape)
+        seeing = "only models that can see are seated"
+        if shape == VISION or (roles is not None and VISION in roles):
+            return shape, shape_by, f"the request carries images: shape {shape} kept; {seeing}"
+        if self.roles_for(VISION) is None:  # a config may not drop it, but stay total
+            return shape, shape_by, f"the request carries images; {seeing}"
+        return (
+            VISION,
+            "images",
+            f"the request carries images: shape {shape} ({shape_by}) became {VISION}; {seeing}",
+        )
 
     # Lookup tables derived once; dataclass(frozen) forbids plain assignment, hence __setattr__.
     def __post_init__(self) -> None:

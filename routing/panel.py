@@ -23,6 +23,8 @@ from routing.errors import (
 )
 from routing.evidence import Evidence
 
+CANNOT_SEE = "cannot see images (role vision or the fact vision: true)"
+
 
 @dataclass(frozen=True)
 class Ask:
@@ -33,6 +35,7 @@ class Ask:
     nominees: tuple[str, ...] = ()
     prompt_tokens: int = 0
     seed: int = 0  # salt for fair tie-breaks between equally stale models
+    images: bool = False  # the messages carry images: only models that can see may sit
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,10 @@ class _Table:
             f"(~{self.ask.prompt_tokens} tokens)"
         )
 
+    def blind(self, model: Model) -> bool:
+        """The request carries images this model cannot see."""
+        return self.ask.images and not model.sees
+
     def cooling(self, model: Model) -> bool:
         return self.evidence.of(model.alias).cooling(self.now)
 
@@ -117,6 +124,7 @@ class _Table:
             and model.family not in self.families
             and not self.cooling(model)
             and self.fits(model)
+            and not self.blind(model)
         )
 
     def pool(self) -> list[Model]:
@@ -152,6 +160,11 @@ def choose_panel(ask: Ask, catalog: Catalog, evidence: Evidence, now: float) -> 
     _seat_explorers(table, nominees, chairs)
     reserves = _pick_reserves(table)
     if not table.seats:
+        if ask.images:
+            raise NothingToSeat(
+                "No model that can see images can be seated for this request: give models "
+                "role vision (or the fact vision: true), or ask without images."
+            )
         raise NothingToSeat(
             "No model can be seated for this request: every candidate is cooling, too small "
             "for the prompt, or not admitted by the shape."
@@ -186,20 +199,25 @@ def _seat_members(table: _Table) -> int:
         )
     limits = catalog.limits
     too_small = []
+    unseated = []  # in seat order: too small, or blind to the request's images
     for i, alias in enumerate(collection.members, start=1):
         model = catalog.model(alias)
         assert model is not None  # the config validator guarantees members exist
-        if table.fits(model):
+        if table.blind(model):
+            unseated.append(f"member{i}")
+            table.skipped.append(Skipped(alias, CANNOT_SEE, f"member{i}"))
+        elif table.fits(model):
             table.sit(f"member{i}", model)
         else:
             too_small.append(f"member{i}")
+            unseated.append(f"member{i}")
             table.skipped.append(Skipped(alias, table.too_small(model), f"member{i}"))
     if collection.members and len(too_small) == len(collection.members):
         raise PromptTooLarge(
             f"The prompt (~{ask.prompt_tokens} tokens) fits no member of {collection.name}: "
             + "; ".join(f"{s.alias}: {s.why}" for s in table.skipped)
         )
-    for seat_name in too_small:
+    for seat_name in unseated:
         _replace_at_seating(table, seat_name)
     return max(0, limits.max_calls - len(collection.members))
 
@@ -288,6 +306,8 @@ def _nominee_blocked(table: _Table, model: Model, taken: int, chairs: int) -> st
         return f"cooling after a rate limit for {standing.cooling_until - table.now:.0f} s more"
     if not table.fits(model):
         return table.too_small(model)
+    if table.blind(model):
+        return CANNOT_SEE
     if taken >= chairs:
         return f"no chair left (max_calls is {table.catalog.limits.max_calls})"
     return None

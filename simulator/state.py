@@ -146,6 +146,20 @@ class SimState:
             "outcome": None,
             "max_tokens": payload.get("max_tokens", payload.get("max_completion_tokens")),
             "temperature": payload.get("temperature"),
+            "images": _image_urls(payload.get("messages")),
         }
         self.requests.append(entry)
         return entry, attempt
+
+
+def _image_urls(messages: Any) -> list[str]:
+    """The URL of every image part the request carried, so a test can see images arrived."""
+    urls = []
+    for message in messages if isinstance(messages, list) else ():
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                image = part.get("image_url")
+                url = image.get("url") if isinstance(image, dict) else image
+                urls.append(url if isinstance(url, str) else "")
+    return urls

@@ -254,7 +254,6 @@ def test_a_merged_reply_to_a_multi_part_request_merges_the_conversation(make_gat
     gw = make_gateway(merged_raw(sim.url))
     parts = [
         {"type": "text", "text": "Is the retry loop safe?"},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
         {"type": "text", "text": "Look at line 3."},
     ]
     completion = gw.client.chat.completions.create(

@@ -53,6 +53,8 @@ _PASSAGE: contextvars.ContextVar[Passage | None] = contextvars.ContextVar(
     "bench_passage", default=None
 )
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
+# An image's data URL, as a provider may echo it in an error: never into a record or a log.
+_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=_-]*")
 _WAIT = re.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b", re.IGNORECASE)
 
 
@@ -327,6 +329,6 @@ def _retry_after(exc: BaseException) -> float | None:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    text = _DATA_URL.sub("[image]", str(exc)).strip() or type(exc).__name__
     text = text.removeprefix("litellm.")
     return text if len(text) <= 500 else text[:497] + "..."
