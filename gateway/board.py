@@ -177,6 +177,12 @@ class Board:
                 if ended == 0.0 and pid == self._pid:
                     _SLOT.pack_into(self._buffer, at, started, max(now, started, 1e-9), pid)
 
+    def forget(self, slots: list[int]) -> None:
+        """Give taken slots back as if never taken: a request refused after it was counted."""
+        with self.locked():
+            for slot in slots:
+                _SLOT.pack_into(self._buffer, self._slot_at(slot), 0.0, 0.0, 0.0)
+
     def used(self, name: str, cap: int, now: float) -> int:
         with self.locked():
             return self._scan(name, cap, now)[0]

@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "keys":
             from gateway.keys_cli import run_keys
 
-            return run_keys(load_config(_config_path(args.config)), args)
+            # the providers' secrets are not needed to manage keys: left unresolved
+            return run_keys(load_config(_config_path(args.config), secrets=False), args)
         if args.command == "demo":
             from gateway.demo import run_demo
 

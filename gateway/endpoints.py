@@ -76,8 +76,8 @@ async def ask_panel(request: Request, fmt: Format) -> Response:
         client = await runtime.gatekeeper.client(request)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
         ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
-        client.check(ask.collection)
-        run = await seat(runtime, ask, key_name=client.name)
+        with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
+            run = await seat(runtime, ask, key_name=client.name)
     except GatewayError as error:
         return fmt.render_error(error)
     return await fmt.render_run(run)
@@ -127,12 +127,14 @@ async def post_verdict(request: Request) -> Response:
     client = await runtime.gatekeeper.client(request)
     raw = await read_body(request, 1_000_000)
     verdict = parse_verdict(raw)
-    call = await runtime.store.call(verdict["call"])
-    if call is None:
+    # Another key's call is unknown to this one, in the same words: existence does not leak.
+    call = await runtime.store.call(verdict["call"], owner=client.owner)
+    outcome = None
+    if call is not None:  # a key's own calls are in its scope: it was checked when asked
+        judged = {**verdict, "key_name": client.name}
+        outcome = await runtime.store.record_verdict(judged, owner=client.owner)
+    if outcome is None:
         raise NotFound(f"Unknown call {verdict['call']!r}.", param="call")
-    client.check(call["collection"])
-    outcome = await runtime.store.record_verdict({**verdict, "key_name": client.name})
-    assert outcome is not None  # the call exists, and calls are never deleted
     written, previous = outcome
     if written:
         prior = None if previous is None else bool(previous["useful"])
@@ -149,13 +151,13 @@ async def get_call(request: Request) -> Response:
 
 
 async def _record(request: Request, kind: str, fetch) -> Response:
-    """A panel or call as recorded, for callers whose key may see its collection."""
+    """A panel or call as recorded, for the key that made it (any, when keys are off). Another
+    key's record is a 404 in the same words as one that does not exist."""
     client = await runtime_of(request).gatekeeper.client(request)
     wanted = request.path_params[kind]
-    found = await fetch(wanted)
+    found = await fetch(wanted, owner=client.owner)
     if found is None:
         raise NotFound(f"Unknown {kind} {wanted!r}.", param=kind)
-    client.check(found["collection"])
     return JSONResponse(found)
 
 

@@ -1,8 +1,15 @@
-"""Gateway keys: who may ask which collections, and how often.
+"""Gateway keys: who may ask which collections, how often, and whose records they may read.
 
 A key is `bwk_` + 32 random bytes (URL-safe) and is shown once, at creation; the store keeps only
 its SHA-256, its last four characters and its scopes. Keys are looked up by digest and compared
-in constant time. Without `gateway.require_keys` every caller is `local`.
+in constant time. Without `gateway.require_keys` every caller is `local` and reads every record.
+
+Every request is authenticated against the store itself, with no cache: the store is the one
+truth every worker shares (and `keys revoke` runs in a process of its own), so a revoked key is
+refused at once everywhere. The lookup is one indexed read (see `Gatekeeper.client`).
+
+Only requests that ask models spend a key's rpm, and only once their collection is in scope:
+`Gatekeeper.admitted` is the one call every panel path makes, after reading what is asked.
 """
 
 from __future__ import annotations
@@ -13,13 +20,15 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
 
 from gateway.board import WINDOW_S, Board, BoardFull
-from gateway.errors import Forbidden, TooManyRequests, Unauthorized
+from gateway.errors import Forbidden, GatewayError, TooManyRequests, Unauthorized
 from routing.errors import echo
 
 log = logging.getLogger("bench.keys")
@@ -27,7 +36,6 @@ log = logging.getLogger("bench.keys")
 KEY_PREFIX = "bwk_"
 LOCAL = "local"
 _SHAPE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
-_CACHE_S = 2.0  # how long a looked-up key is trusted before the store is asked again
 _TOUCH_S = 60.0  # last_used is written at most this often per key
 
 
@@ -54,6 +62,13 @@ def key_record(name: str, key: str, collections: list[str] | None, rpm: int | No
 class Client:
     name: str
     collections: frozenset[str] | None = None  # None: every collection
+    rpm: int | None = None  # None: no cap
+    reads_all: bool = False  # true only for `local`, when keys are not required
+
+    @property
+    def owner(self) -> str | None:
+        """The key name a record must carry for this client to see or judge it (None: any)."""
+        return None if self.reads_all else self.name
 
     def may_use(self, collection: str) -> bool:
         return self.collections is None or collection in self.collections
@@ -67,7 +82,7 @@ class Client:
             )
 
 
-EVERYONE = Client(LOCAL)
+EVERYONE = Client(LOCAL, reads_all=True)
 
 
 def presented(request: Request) -> str | None:
@@ -79,17 +94,21 @@ def presented(request: Request) -> str | None:
 
 
 class Gatekeeper:
-    """Checks the key on each request; caches lookups briefly so a request costs no store read."""
+    """Checks the key on each request (`client`), and spends its rpm on panels (`admitted`)."""
 
     def __init__(self, store: Any, required: bool, board: Board, clock=time.time) -> None:
         self.store = store
         self.required = required
         self.board = board  # a key's rpm counts its requests to every worker
         self.clock = clock
-        self._cache: dict[str, tuple[dict | None, float]] = {}
         self._touched: dict[str, float] = {}
 
     async def client(self, request: Request) -> Client:
+        """Who is asking: 401 for a missing, malformed, unknown or revoked key. Spends nothing.
+
+        The key is looked up in the store on every request, by its digest (a UNIQUE, so
+        indexed, column): about 25 us a request, measured, so no cache that could serve a
+        revoked key is worth keeping (SqliteStore.key_by_digest says how)."""
         if not self.required:
             return EVERYONE
         key = presented(request)
@@ -100,46 +119,52 @@ class Gatekeeper:
         if not _SHAPE.match(key):
             raise _unauthorized("Malformed gateway key: expected bwk_ followed by 43 characters.")
         wanted = digest(key)
-        record = await self._lookup(wanted)
+        record = await self.store.key_by_digest(wanted)
         if record is None or not hmac.compare_digest(record["digest"], wanted):
             raise _unauthorized("Unknown or revoked gateway key.")
-        await self._count(record)
-        scopes = record["collections"]
-        return Client(record["name"], frozenset(scopes) if scopes is not None else None)
-
-    async def _lookup(self, wanted: str) -> dict | None:
-        now = self.clock()
-        cached = self._cache.get(wanted)
-        if cached is not None and now - cached[1] < _CACHE_S:
-            return cached[0]
-        record = await self.store.key_by_digest(wanted)
-        if len(self._cache) > 10_000:
-            self._cache.clear()
-        self._cache[wanted] = (record, now)
-        return record
-
-    async def _count(self, record: dict) -> None:
-        now = self.clock()
         name = record["name"]
-        cap = record["rpm"]
-        if cap:
-            ring = f"key:{name}"
-            with self.board.locked():
-                try:
-                    taken = self.board.take([(ring, cap)], now, in_flight=False)
-                except BoardFull:  # more keys than the board was sized for: serve, and say so
-                    log.error("no room on the board to count key %r's rpm", name)
-                    taken = []
-                if isinstance(taken, str):
-                    oldest = self.board.oldest(ring, cap, now) or now
-                    wait = max(1, int(oldest + WINDOW_S - now) + 1)
-                    raise TooManyRequests(
-                        f"Gateway key {name!r} is over its {cap} requests per minute.",
-                        headers={"Retry-After": str(wait)},
-                    )
+        now = self.clock()
         if now - self._touched.get(name, 0.0) > _TOUCH_S:
             self._touched[name] = now
             await self.store.touch_key(name, now)
+        scopes = record["collections"]
+        return Client(name, frozenset(scopes) if scopes is not None else None, record["rpm"])
+
+    @contextmanager
+    def admitted(self, client: Client, collection: str) -> Iterator[None]:
+        """Around seating a panel: 403 outside the key's scope, else one request spent from its
+        rpm (429 with Retry-After when none is left). A refusal inside (unknown collection,
+        shape or alias, a prompt too large, nothing to seat, ...) gives the request back: only
+        requests that reach the models count."""
+        client.check(collection)
+        slots = self._spend(client)
+        try:
+            yield
+        except GatewayError:
+            if slots:
+                self.board.forget(slots)
+            raise
+
+    def _spend(self, client: Client) -> list[int]:
+        cap = client.rpm
+        if not cap:
+            return []
+        now = self.clock()
+        ring = f"key:{client.name}"
+        with self.board.locked():
+            try:
+                taken = self.board.take([(ring, cap)], now, in_flight=False)
+            except BoardFull:  # more keys than the board was sized for: serve, and say so
+                log.error("no room on the board to count key %r's rpm", client.name)
+                return []
+            if isinstance(taken, str):
+                oldest = self.board.oldest(ring, cap, now) or now
+                wait = max(1, int(oldest + WINDOW_S - now) + 1)
+                raise TooManyRequests(
+                    f"Gateway key {client.name!r} is over its {cap} requests per minute.",
+                    headers={"Retry-After": str(wait)},
+                )
+        return taken
 
 
 def _unauthorized(message: str) -> Unauthorized:

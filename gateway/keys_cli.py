@@ -1,4 +1,7 @@
-"""`bench-gateway keys create|list|revoke`: managing gateway keys in the record store."""
+"""`bench-gateway keys create|list|revoke`: managing gateway keys in the record store.
+
+It is given a config loaded without the providers' secrets: it needs only the store and the
+collections' names, and must work on a machine where those secrets are not set."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import sys
 import time
 from argparse import Namespace
 
-from gateway.keys import key_record, new_key
+from gateway.keys import LOCAL, key_record, new_key
 from gateway.settings import Config
 from gateway.store import open_store
 
@@ -50,6 +53,9 @@ async def _run(config: Config, args: Namespace) -> int:
 async def _create(config: Config, store, args: Namespace) -> int:
     if not _NAME.match(args.name):
         print("bench-gateway: a key name is letters, digits, '.', '_' or '-'", file=sys.stderr)
+        return 2
+    if args.name == LOCAL:  # it would read every record made while keys were not required
+        print(f"bench-gateway: {LOCAL!r} is the name of keyless callers", file=sys.stderr)
         return 2
     collections = None
     if args.collections:

@@ -30,6 +30,8 @@ _ERRORS = {
     "404": _json("Error", "unknown collection, panel or call"),
     "429": _json("Error", "rate limited"),
 }
+# With keys on, another key's panel or call is unknown to this one: 404, in the same words.
+_NOT_YOURS = _json("Error", "unknown panel or call, or one made with another gateway key")
 
 _NULLABLE_STR = {"type": ["string", "null"]}
 _NULLABLE_NUM = {"type": ["number", "null"]}
@@ -332,10 +334,15 @@ TOKEN_COUNT = {
 }
 
 
-def _op(summary: str, ok: dict[str, Any], body: str | None = None, errors=()) -> dict[str, Any]:
+def _op(
+    summary: str, ok: dict[str, Any], body: str | None = None, errors=(), mine: bool = False
+) -> dict[str, Any]:
+    """*mine*: the route reaches only the caller's own records (404 for another key's)."""
     op: dict[str, Any] = {"summary": summary, "responses": {"200": ok}}
     for code in errors:
         op["responses"][code] = _ERRORS[code]
+    if mine:
+        op["responses"]["404"] = _NOT_YOURS
     if body:
         op["requestBody"] = {
             "required": True,
@@ -467,7 +474,8 @@ def describe() -> dict[str, Any]:
                     "A verdict on a call",
                     _json("Recorded", "recorded"),
                     "Verdict",
-                    ("400", "401", "403", "404"),
+                    ("400", "401"),
+                    mine=True,
                 )
             },
             "/bench/panels/{panel}": {
@@ -475,7 +483,8 @@ def describe() -> dict[str, Any]:
                     **_op(
                         "A panel as recorded",
                         _json("PanelRecord", "the panel"),
-                        errors=("401", "403", "404"),
+                        errors=("401",),
+                        mine=True,
                     ),
                     "parameters": [
                         {
@@ -492,7 +501,8 @@ def describe() -> dict[str, Any]:
                     **_op(
                         "One seat's record",
                         _json("CallRecord", "the call"),
-                        errors=("401", "403", "404"),
+                        errors=("401",),
+                        mine=True,
                     ),
                     "parameters": [
                         {

@@ -69,7 +69,11 @@ class Config:
         return collection.shape if collection else None
 
 
-def load_config(path: str | os.PathLike[str], env: dict[str, str] | None = None) -> Config:
+def load_config(
+    path: str | os.PathLike[str], env: dict[str, str] | None = None, *, secrets: bool = True
+) -> Config:
+    """The config at *path*. `secrets=False` leaves `os.environ/` references as written, for
+    commands that never call a provider (`keys`): they must work without the providers' keys."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -79,11 +83,16 @@ def load_config(path: str | os.PathLike[str], env: dict[str, str] | None = None)
         raise ConfigError([f"config {path} is not UTF-8 text: {exc.reason}"]) from exc
     except yaml.YAMLError as exc:
         raise ConfigError([f"config {path} is not valid YAML: {exc}"]) from exc
-    return parse_config(raw, base=path.parent, env=env, path=path)
+    return parse_config(raw, base=path.parent, env=env, path=path, secrets=secrets)
 
 
 def parse_config(
-    raw: Any, *, base: Path, env: dict[str, str] | None = None, path: Path | None = None
+    raw: Any,
+    *,
+    base: Path,
+    env: dict[str, str] | None = None,
+    path: Path | None = None,
+    secrets: bool = True,
 ) -> Config:
     env = dict(os.environ) if env is None else env
     if raw is None:
@@ -95,8 +104,8 @@ def parse_config(
     gateway = top.gateway if top and top.gateway else GatewaySettings()
     connections = _connections(raw.get("connections"), problems)
     shapes = _shapes(raw.get("shapes"), problems)
-    secrets: list[str] = []
-    entries = _entries(raw.get("model_list"), env, secrets, problems)
+    resolved: list[str] = []
+    entries = _entries(raw.get("model_list"), env if secrets else None, resolved, problems)
     models = [_model(i, e, connections, problems) for i, e in entries.items()]
     collections = _collections(raw.get("collections"), _written(raw), shapes, problems)
     if problems or top is None:
@@ -114,7 +123,7 @@ def parse_config(
         connections,
         _store(top.store, base),
         path,
-        tuple(dict.fromkeys(secrets)),
+        tuple(dict.fromkeys(resolved)),
         top.state,
         rpd,
     )
@@ -186,9 +195,10 @@ def _shapes(raw: Any, problems: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _entries(
-    raw: Any, env: dict[str, str], secrets: list[str], problems: list[str]
+    raw: Any, env: dict[str, str] | None, secrets: list[str], problems: list[str]
 ) -> dict[int, ModelEntry]:
-    """Each model_list entry, its `os.environ/` references resolved; index -> entry."""
+    """Each model_list entry, its `os.environ/` references resolved (left as written when *env*
+    is None); index -> entry."""
     out: dict[int, ModelEntry] = {}
     first: dict[str, int] = {}
     for i, entry in enumerate(_list(raw)):
@@ -219,11 +229,11 @@ def _entries(
 def _resolve(
     value: Any,
     loc: tuple[str | int, ...],
-    env: dict[str, str],
+    env: dict[str, str] | None,
     secrets: list[str],
     problems: list[str],
 ) -> Any:
-    if isinstance(value, str) and value.startswith(ENV_PREFIX):
+    if env is not None and isinstance(value, str) and value.startswith(ENV_PREFIX):
         name = value[len(ENV_PREFIX) :]
         if name not in env:
             problems.append(f"{where(loc)}: references {value}, but {name} is not set")
