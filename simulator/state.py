@@ -146,6 +146,7 @@ class SimState:
             "outcome": None,
             "max_tokens": payload.get("max_tokens", payload.get("max_completion_tokens")),
             "temperature": payload.get("temperature"),
+            "body": payload,  # what the caller sent, for tests of what reached a model
         }
         self.requests.append(entry)
         return entry, attempt
