@@ -64,7 +64,7 @@ def test_chat_returns_every_seats_answer_with_bench_on_the_done_reply(gw, sim):
 
 
 def test_chat_streams_a_line_per_seat_and_bench_on_the_done_line(gw, sim):
-    sim.set(served("alpha"), answer="alpha streamed", latency_s=0.3)
+    sim.set(served("alpha"), answer="alpha streamed", latency_s=1.0)
     sim.set(served("gamma"), answer="gamma streamed")
     parts = list(client(gw).chat(model="bench/trio", messages=USER, stream=True))
     assert all(isinstance(p, ollama.ChatResponse) for p in parts)
@@ -219,7 +219,11 @@ def test_keys_are_required_on_ollama_routes_when_configured(make_gateway, sim):
 
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
     max_leaves=8,
 )
@@ -268,3 +272,11 @@ def test_the_ollama_client_sees_no_bench_key_it_cannot_parse(gw):
     )
     parsed = ollama.ChatResponse(**raw.json())
     assert parsed.done is True
+
+
+def test_keep_alives_while_seats_think_do_not_disturb_the_client(make_gateway, sim):
+    gw = make_gateway(quiet_raw(sim.url, keepalive_s=0.2))
+    sim.set(served("alpha"), latency_s=1.0, answer="slow alpha")
+    parts = list(client(gw).generate(model="bench/trio", prompt="hi", stream=True))
+    assert sum(1 for p in parts if p.response == "" and not p.done) >= 2
+    assert "slow alpha" in "".join(p.response for p in parts) and parts[-1].done
