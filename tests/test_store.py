@@ -124,7 +124,9 @@ def test_a_learned_window_only_goes_down(tmp_path, window):
     ],
     ids=["int-too-large", "unbindable-object"],
 )
-def test_a_batch_that_fails_to_bind_fails_its_own_writes_and_later_writes_still_land(tmp_path, bad):
+def test_a_batch_that_fails_to_bind_fails_its_own_writes_and_later_writes_still_land(
+    tmp_path, bad
+):
     async def scenario():
         store = SqliteStore(tmp_path / "f.db")
         await store.open()
