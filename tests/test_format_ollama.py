@@ -63,6 +63,13 @@ def test_chat_returns_every_seats_answer_with_bench_on_the_done_reply(gw, sim):
     assert {s["alias"] for s in recorded["seats"]} == {"alpha", "gamma", "delta"}
 
 
+def streamed_in_finish_order(gw, panel: str, text: str) -> bool:
+    """The seat sections came in the order the seats finished, as the records have it."""
+    seats = gw.http.get(f"/bench/panels/{panel}").json()["seats"]
+    by_finish = [s["alias"] for s in sorted(seats, key=lambda s: s["finished"])]
+    return sorted(by_finish, key=lambda alias: text.index(f" — {alias}\n")) == by_finish
+
+
 def test_chat_streams_a_line_per_seat_and_bench_on_the_done_line(gw, sim):
     sim.set(served("alpha"), answer="alpha streamed", latency_s=1.0)
     sim.set(served("gamma"), answer="gamma streamed")
@@ -71,7 +78,9 @@ def test_chat_streams_a_line_per_seat_and_bench_on_the_done_line(gw, sim):
     assert [p.done for p in parts].count(True) == 1 and parts[-1].done
     text = "".join(p.message.content for p in parts)
     assert "alpha streamed" in text and "gamma streamed" in text
-    assert text.index("gamma streamed") < text.index("alpha streamed")  # finish order
+    assert "## member2 — gamma" in text
+    panel = text.split("`")[1]
+    assert streamed_in_finish_order(gw, panel, text)
     with gw.http.stream(
         "POST", "/api/chat", json={"model": "bench/trio:latest", "messages": USER}
     ) as r:
