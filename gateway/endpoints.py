@@ -3,20 +3,23 @@ rest (models, records, verdicts, health) are small enough to live here."""
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway.asking import COLLECTION_PREFIX, MERGED
+from gateway.asking import COLLECTION_PREFIX, MERGED, collection_named, json_object
 from gateway.errors import GatewayError, NotFound, PayloadTooLarge
-from gateway.formats import Format, anthropic, chat
+from gateway.formats import Format, anthropic, chat, gemini, ollama
+from gateway.keys import Client
 from gateway.openapi import describe
 from gateway.panel import seat
 from gateway.runtime import Runtime
 from gateway.verdicts import parse_verdict
 from routing import ROUTER_PANEL
+from routing.errors import echo
 
 DESCRIPTION = describe()
 
@@ -68,12 +71,13 @@ async def anthropic_count_tokens(request: Request) -> Response:
 # -- every panel ------------------------------------------------------------------------------
 
 
-async def ask_panel(request: Request, fmt: Format) -> Response:
+async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False) -> Response:
     """Every panel endpoint: the format reads the request into an Ask, the panel is seated, the
-    format renders the run. A refusal before seating seats nobody and calls no upstream."""
+    format renders the run. A refusal before seating seats nobody and calls no upstream.
+    *google_keys*: a Gemini route, where keys also come as `x-goog-api-key` or `?key=`."""
     runtime = runtime_of(request)
     try:
-        client = await runtime.gatekeeper.client(request)
+        client = await runtime.gatekeeper.client(request, google=google_keys)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
         ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
         with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
@@ -85,6 +89,12 @@ async def ask_panel(request: Request, fmt: Format) -> Response:
 
 async def list_models(request: Request) -> Response:
     client = await runtime_of(request).gatekeeper.client(request)
+    return JSONResponse({"object": "list", "data": listed(request, client)})
+
+
+def listed(request: Request, client: Client) -> list[dict[str, Any]]:
+    """The collections a client may use, as /v1/models lists them (each also `:merged`); the
+    Ollama and Gemini listings show the same entries in their own shapes."""
     catalog = runtime_of(request).config.catalog
     limits = catalog.limits
     data: list[dict[str, Any]] = []
@@ -119,7 +129,7 @@ async def list_models(request: Request) -> Response:
     )
     data = [entry for entry in data if client.may_use(entry["id"].removeprefix(COLLECTION_PREFIX))]
     merged = [{**entry, "id": entry["id"] + MERGED, "reply": "merged"} for entry in data]
-    return JSONResponse({"object": "list", "data": data + merged})
+    return data + merged
 
 
 async def post_verdict(request: Request) -> Response:
@@ -182,6 +192,106 @@ async def bench_models(request: Request) -> Response:
     return JSONResponse({"models": rows})
 
 
+# -- Ollama and Gemini ---------------------------------------------------------------------------
+
+
+async def ollama_chat(request: Request) -> Response:
+    return await ask_panel(request, ollama.CHAT)
+
+
+async def ollama_generate(request: Request) -> Response:
+    return await ask_panel(request, ollama.GENERATE)
+
+
+async def ollama_tags(request: Request) -> Response:
+    try:
+        client = await runtime_of(request).gatekeeper.client(request)
+    except GatewayError as error:
+        return ollama.render_error(error)
+    return Response(ollama.tags_body(listed(request, client)), media_type="application/json")
+
+
+async def ollama_show(request: Request) -> Response:
+    try:
+        client = await runtime_of(request).gatekeeper.client(request)
+        body = json_object(await read_body(request, 1_000_000))
+        name = ollama.model_name(body.get("model", body.get("name")))
+        entry = _entry(request, client, name)
+    except GatewayError as error:
+        return ollama.render_error(error)
+    return Response(ollama.show_body(entry), media_type="application/json")
+
+
+async def ollama_version(request: Request) -> Response:
+    return JSONResponse({"version": version("bench-gateway")})
+
+
+async def gemini_generate(request: Request) -> Response:
+    fmt = gemini.GeminiFormat(gemini.model_of(request.path_params["model"]))
+    return await ask_panel(request, fmt, google_keys=True)
+
+
+async def gemini_stream(request: Request) -> Response:
+    sse = request.query_params.get("alt") == "sse"
+    fmt = gemini.GeminiFormat(gemini.model_of(request.path_params["model"]), stream=True, sse=sse)
+    return await ask_panel(request, fmt, google_keys=True)
+
+
+async def gemini_count_tokens(request: Request) -> Response:
+    runtime = runtime_of(request)
+    try:
+        client = await runtime.gatekeeper.client(request, google=True)
+        _entry(request, client, gemini.model_of(request.path_params["model"]))
+        raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        tokens = gemini.count_tokens(raw)
+    except GatewayError as error:
+        return gemini.render_error(error)
+    return JSONResponse({"totalTokens": tokens})
+
+
+async def gemini_models(request: Request) -> Response:
+    try:
+        client = await runtime_of(request).gatekeeper.client(request, google=True)
+    except GatewayError as error:
+        return gemini.render_error(error)
+    return JSONResponse({"models": [gemini.model_body(e) for e in listed(request, client)]})
+
+
+async def gemini_model(request: Request) -> Response:
+    try:
+        client = await runtime_of(request).gatekeeper.client(request, google=True)
+        entry = _entry(request, client, gemini.model_of(request.path_params["name"]))
+    except GatewayError as error:
+        return gemini.render_error(error)
+    return JSONResponse(gemini.model_body(entry))
+
+
+def _entry(request: Request, client: Client, name: object) -> dict[str, Any]:
+    """The listed collection a name (`bench/<c>` or `<c>`, `:merged` or not) stands for."""
+    collection, merged = collection_named(name)
+    if not client.may_use(collection):
+        client.check(collection)
+    wanted = COLLECTION_PREFIX + collection + (MERGED if merged else "")
+    for entry in listed(request, client):
+        if entry["id"] == wanted:
+            return entry
+    raise NotFound(f"model {echo(str(name))!r} not found", param="model")
+
+
+OLLAMA_GEMINI_ROUTES = [
+    Route("/api/chat", ollama_chat, methods=["POST"]),
+    Route("/api/generate", ollama_generate, methods=["POST"]),
+    Route("/api/tags", ollama_tags, methods=["GET"]),
+    Route("/api/show", ollama_show, methods=["POST"]),
+    Route("/api/version", ollama_version, methods=["GET"]),
+    Route("/v1beta/models/{model:path}:generateContent", gemini_generate, methods=["POST"]),
+    Route("/v1beta/models/{model:path}:streamGenerateContent", gemini_stream, methods=["POST"]),
+    Route("/v1beta/models/{model:path}:countTokens", gemini_count_tokens, methods=["POST"]),
+    Route("/v1beta/models", gemini_models, methods=["GET"]),
+    Route("/v1beta/models/{name:path}", gemini_model, methods=["GET"]),
+]
+
+
 async def openapi_json(request: Request) -> Response:
     return JSONResponse(DESCRIPTION)
 
@@ -206,4 +316,5 @@ ROUTES = [
     Route("/bench/models", bench_models, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi_json, methods=["GET"]),
+    *OLLAMA_GEMINI_ROUTES,
 ]

@@ -85,12 +85,17 @@ class Client:
 EVERYONE = Client(LOCAL, reads_all=True)
 
 
-def presented(request: Request) -> str | None:
+def presented(request: Request, google: bool = False) -> str | None:
+    """The key sent: `Authorization: Bearer`, `x-api-key`; on Gemini routes (*google*) also
+    `x-goog-api-key` and `?key=`, as Google's SDKs send it (a query string is never logged)."""
     auth = request.headers.get("authorization")
     if auth is not None:
         scheme, _, value = auth.partition(" ")
         return value.strip() if scheme.lower() == "bearer" else auth.strip()
-    return request.headers.get("x-api-key")
+    key = request.headers.get("x-api-key")
+    if key is None and google:
+        key = request.headers.get("x-goog-api-key") or request.query_params.get("key")
+    return key
 
 
 class Gatekeeper:
@@ -103,7 +108,7 @@ class Gatekeeper:
         self.clock = clock
         self._touched: dict[str, float] = {}
 
-    async def client(self, request: Request) -> Client:
+    async def client(self, request: Request, *, google: bool = False) -> Client:
         """Who is asking: 401 for a missing, malformed, unknown or revoked key. Spends nothing.
 
         The key is looked up in the store on every request, by its digest (a UNIQUE, so
@@ -111,7 +116,7 @@ class Gatekeeper:
         revoked key is worth keeping (SqliteStore.key_by_digest says how)."""
         if not self.required:
             return EVERYONE
-        key = presented(request)
+        key = presented(request, google)
         if not key:
             raise _unauthorized(
                 "No gateway key: send `Authorization: Bearer <key>` or `x-api-key`."

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway import openapi_formats
 from gateway.fanout import SeatStatus
 from gateway.reply import SEAT_FIELDS
 from gateway.store import CALL_FIELDS, PANEL_FIELDS
@@ -453,6 +454,7 @@ def describe() -> dict[str, Any]:
                 "AnthropicMessage": ANTHROPIC_MESSAGE,
                 "AnthropicError": ANTHROPIC_ERROR,
                 "TokenCount": TOKEN_COUNT,
+                **openapi_formats.SCHEMAS,
             },
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer"},
@@ -521,5 +523,6 @@ def describe() -> dict[str, Any]:
             },
             "/healthz": {"get": _op("Ready?", {"description": "ready"})},
             "/openapi.json": {"get": _op("This description", {"description": "OpenAPI 3.1"})},
+            **openapi_formats.PATHS,
         },
     }

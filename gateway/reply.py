@@ -52,12 +52,6 @@ def seat_view(result: SeatResult) -> dict[str, Any]:
     return view
 
 
-def seats_header(seats: list[SeatResult]) -> str:
-    """X-Bench-Seats: every seat's call, name, alias and status, as a JSON list."""
-    rows = [{"call": r.id, "seat": r.seat, "alias": r.alias, "status": r.status} for r in seats]
-    return json.dumps(rows, separators=(",", ":"), ensure_ascii=True)
-
-
 def skipped_view(plan: Panel) -> list[dict[str, Any]]:
     return [{"alias": s.alias, "seat": s.seat, "why": s.why} for s in plan.skipped]
 
@@ -119,3 +113,19 @@ def all_limited(seats: list[SeatResult]) -> bool:
 
 def answered(seats: list[SeatResult]) -> bool:
     return any(r.status == SeatStatus.OK for r in seats)
+
+
+def seats_header(facts: PanelFacts, seats: list[SeatResult] | None = None) -> str:
+    """`X-Bench-Seats`: a JSON list of {call, seat, alias, status}. Before the seats finish (a
+    stream's headers go first) it lists the planned seats with status `seated`."""
+    if seats is None:
+        rows = [
+            {"call": f"{facts.panel_id}.{s.name}", "seat": s.name, "alias": s.alias}
+            for s in facts.plan.seats
+        ]
+        listed = [{**row, "status": "seated"} for row in rows]
+    else:
+        listed = [
+            {"call": r.id, "seat": r.seat, "alias": r.alias, "status": str(r.status)} for r in seats
+        ]
+    return json.dumps(listed, separators=(",", ":"))

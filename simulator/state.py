@@ -147,6 +147,7 @@ class SimState:
             "max_tokens": payload.get("max_tokens", payload.get("max_completion_tokens")),
             "temperature": payload.get("temperature"),
             "images": _image_urls(payload.get("messages")),
+            "body": payload,  # what the caller sent, for tests of what reached a model
         }
         self.requests.append(entry)
         return entry, attempt

@@ -93,6 +93,25 @@ def bench_raw(sim_url: str, **gateway: Any) -> dict[str, Any]:
     }
 
 
+def seeing_raw(sim_url: str) -> dict:
+    """The test bench plus two models that can see: one by role, one by the vision fact."""
+    raw = bench_raw(sim_url)
+    for alias, fact in (("eye", {"role": "vision"}), ("seer", {"vision": True})):
+        raw["model_list"].append(
+            {
+                "model_name": alias,
+                "litellm_params": {
+                    "model": f"openai/sim-{alias}",
+                    "api_base": f"{sim_url}/v1",
+                    "api_key": "sim-key",
+                },
+                "bench": {"connection": "four", **fact},
+            }
+        )
+    raw["collections"]["looks"] = {"members": ["alpha", "eye"], "description": "eyes"}
+    return raw
+
+
 class Gateway:
     def __init__(self, server: ServerThread, config) -> None:
         self.server = server

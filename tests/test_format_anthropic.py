@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import bench_raw, served
+from tests.conftest import seeing_raw, served
 
 USER = [{"role": "user", "content": "Is this code right?"}]
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8).decode()
@@ -44,25 +44,6 @@ def nothing_happened(sim, gw) -> None:
     with sqlite3.connect(db_of(gw)) as db:
         assert db.execute("SELECT COUNT(*) FROM panels").fetchone()[0] == 0
         assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 0
-
-
-def seeing_raw(sim_url: str) -> dict:
-    """The test bench plus two models that can see: one by role, one by the vision fact."""
-    raw = bench_raw(sim_url)
-    for alias, fact in (("eye", {"role": "vision"}), ("seer", {"vision": True})):
-        raw["model_list"].append(
-            {
-                "model_name": alias,
-                "litellm_params": {
-                    "model": f"openai/sim-{alias}",
-                    "api_base": f"{sim_url}/v1",
-                    "api_key": "sim-key",
-                },
-                "bench": {"connection": "four", **fact},
-            }
-        )
-    raw["collections"]["looks"] = {"members": ["alpha", "eye"], "description": "eyes"}
-    return raw
 
 
 # -- create -------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jsonschema
 import pytest
 from starlette.routing import Route
@@ -25,7 +27,7 @@ def check(spec, path, method, status, body):
 def test_every_route_is_described_and_nothing_else(spec):
     described = {(path, m.upper()) for path, ops in spec["paths"].items() for m in ops}
     routed = {
-        (route.path, method)
+        (re.sub(r"{(\w+):\w+}", r"{\1}", route.path), method)  # {model:path} is {model}
         for route in ROUTES
         if isinstance(route, Route)
         for method in route.methods - {"HEAD"}
