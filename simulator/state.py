@@ -146,6 +146,7 @@ class SimState:
             "outcome": None,
             "max_tokens": payload.get("max_tokens", payload.get("max_completion_tokens")),
             "temperature": payload.get("temperature"),
+            "response_format": payload.get("response_format"),
         }
         self.requests.append(entry)
         return entry, attempt
