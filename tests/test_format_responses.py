@@ -243,7 +243,11 @@ def test_the_unprefixed_route_and_store_false_answer(gateway, sim):
 # -- any body: never a 500, always OpenAI's error shape ----------------------------------------
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
     ),
@@ -282,7 +286,7 @@ bodies = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=60,
+    max_examples=100,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],

@@ -16,7 +16,6 @@ Every event carries a rising `sequence_number`. When no seat answered: an `error
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,8 +33,9 @@ from gateway.asking import (
     sampling_of,
     shape_asked,
 )
-from gateway.errors import BadRequest, GatewayError, TooManyRequests, render
-from gateway.panel import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
+from gateway.errors import BadRequest, GatewayError, render
+from gateway.formats.response_events import SAMPLING, Events, response_body
+from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
 from gateway.upstream.translate import responses as translate
 
@@ -46,13 +46,6 @@ _STORED = (
     "cannot be honoured: the gateway keeps no responses (it answers with store false); "
     "send the whole conversation in `input`."
 )
-# Responses fields that become chat sampling fields, by their chat name.
-_SAMPLING = {
-    "temperature": "temperature",
-    "top_p": "top_p",
-    "max_output_tokens": "max_tokens",
-    "user": "user",
-}
 
 
 # -- read ---------------------------------------------------------------------------------------
@@ -190,7 +183,7 @@ def _check_message(item: dict[str, Any], where: str) -> None:
 
 def _sampling(body: dict[str, Any]) -> dict[str, Any]:
     """The sampling fields in chat's names, through the shared checks (named as sent)."""
-    chat = {ours: body.get(theirs) for theirs, ours in _SAMPLING.items()}
+    chat = {ours: body.get(theirs) for theirs, ours in SAMPLING.items()}
     text = body.get("text")
     if text is not None:
         if not isinstance(text, dict):
@@ -201,6 +194,10 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
             raise BadRequest(
                 "`text.format.type` must be text, json_object or json_schema.", param="text.format"
             )
+        if kind == "json_schema" and not isinstance(format_.get("schema"), dict):
+            raise BadRequest(
+                "`text.format.schema` must be a JSON schema object.", param="text.format"
+            )
         chat["response_format"] = translate.response_format_of(text)
     reasoning = body.get("reasoning")
     if reasoning is not None:
@@ -210,7 +207,7 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
     try:
         return sampling_of(chat)
     except BadRequest as error:
-        theirs = {ours: theirs for theirs, ours in _SAMPLING.items()}
+        theirs = {ours: theirs for theirs, ours in SAMPLING.items()}
         name = theirs.get(error.param or "", error.param)
         if error.param == "response_format":
             name = "text"
@@ -240,44 +237,8 @@ def render_error(error: GatewayError) -> Response:
     return render(error)
 
 
-def response_body(ask: Ask, done: Completion, text: str | None = None) -> dict[str, Any]:
-    """The completed `response`: litellm's translation of the panel's reply, the panel's ids,
-    the model as asked, and `bench`."""
-    chat = {
-        "id": f"chatcmpl-{done.panel_id}",
-        "object": "chat.completion",
-        "created": int(done.created),
-        "model": done.model,
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": done.text if text is None else text},
-            }
-        ],
-        "usage": done.usage,
-    }
-    ids = (f"resp_{done.panel_id}", f"msg_{done.panel_id}")
-    body = translate.response_of(chat, _echo(ask), *ids)
-    body["model"] = done.model
-    body["bench"] = done.bench
-    return body
-
-
-def _echo(ask: Ask) -> dict[str, Any]:
-    """The request fields a response repeats, from the Ask's sampling."""
-    sampling = ask.sampling
-    echo = {theirs: sampling.get(ours) for theirs, ours in _SAMPLING.items()}
-    response_format = sampling.get("response_format")
-    if isinstance(response_format, dict):
-        kind = response_format.get("type")
-        schema = response_format.get("json_schema") or {}
-        echo["text"] = {"format": {"type": kind, **schema}}
-    return echo
-
-
 async def stream(run: PanelRun) -> AsyncIterator[bytes]:
-    events = _Events(run)
+    events = Events(run)
     merged = run.ask.merged
     for opening in events.opening():
         yield opening
@@ -299,89 +260,3 @@ async def stream(run: PanelRun) -> AsyncIterator[bytes]:
                     yield events.delta(event.completion.text)
                 for closing in events.closing(event.completion):
                     yield closing
-
-
-class _Events:
-    """One stream's typed events, numbered in the order they are sent."""
-
-    def __init__(self, run: PanelRun) -> None:
-        facts = run.facts
-        self.ask = run.ask
-        self.sequence = 0
-        self.text: list[str] = []
-        self.message_id = f"msg_{facts.panel_id}"
-        self.where = {"item_id": self.message_id, "output_index": 0, "content_index": 0}
-        self.response = {
-            "id": f"resp_{facts.panel_id}",
-            "object": "response",
-            "created_at": int(facts.created),
-            "model": facts.requested_model,
-            "status": "in_progress",
-            "output": [],
-            "error": None,
-            "incomplete_details": None,
-            "usage": None,
-            "store": False,
-            "tools": [],
-            "tool_choice": "auto",
-            "parallel_tool_calls": False,
-            "metadata": {},
-            "text": {"format": {"type": "text"}},
-        }
-
-    def event(self, kind: str, **fields: Any) -> bytes:
-        payload = {"type": kind, "sequence_number": self.sequence, **fields}
-        self.sequence += 1
-        data = json.dumps(payload, separators=(",", ":"))
-        return f"event: {kind}\ndata: {data}\n\n".encode()
-
-    def opening(self) -> list[bytes]:
-        item = self._item("in_progress", [])
-        return [
-            self.event("response.created", response=self.response),
-            self.event("response.in_progress", response=self.response),
-            self.event("response.output_item.added", output_index=0, item=item),
-            self.event("response.content_part.added", **self.where, part=self._part("")),
-        ]
-
-    def delta(self, text: str) -> bytes:
-        self.text.append(text)
-        return self.event("response.output_text.delta", **self.where, delta=text, logprobs=[])
-
-    def closing(self, done: Completion) -> list[bytes]:
-        text = "".join(self.text)
-        part = self._part(text)
-        return [
-            self.event("response.output_text.done", **self.where, text=text, logprobs=[]),
-            self.event("response.content_part.done", **self.where, part=part),
-            self.event(
-                "response.output_item.done", output_index=0, item=self._item("completed", [part])
-            ),
-            self.event("response.completed", response=response_body(self.ask, done, text)),
-        ]
-
-    def failed(self, error: GatewayError) -> list[bytes]:
-        code = "rate_limit_exceeded" if isinstance(error, TooManyRequests) else "server_error"
-        failed = {
-            **self.response,
-            "status": "failed",
-            "error": {"code": code, "message": error.message},
-            **error.extra,  # bench, with every seat
-        }
-        return [
-            self.event("error", code=error.code, message=error.message, param=error.param),
-            self.event("response.failed", response=failed),
-        ]
-
-    def _item(self, status: str, content: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "type": "message",
-            "id": self.message_id,
-            "status": status,
-            "role": "assistant",
-            "content": content,
-        }
-
-    @staticmethod
-    def _part(text: str) -> dict[str, Any]:
-        return {"type": "output_text", "text": text, "annotations": []}
