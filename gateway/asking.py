@@ -233,3 +233,15 @@ def nominees_of(body_value: Any, header_value: str | None) -> tuple[str, ...]:
     if header_value:
         names.extend(part.strip() for part in header_value.split(","))
     return tuple(dict.fromkeys(n for n in names if n))
+
+
+def one_choice(body: dict[str, Any]) -> None:
+    """A panel gives one reply (its seats side by side, or merged): `n` other than 1 is refused
+    rather than answered with one choice and no word."""
+    n = body.get("n")
+    if n is not None and (isinstance(n, bool) or n != 1):
+        raise BadRequest(
+            "`n` must be 1: a panel gives one reply, every seat's answer side by side "
+            "(or one merged answer with bench/<collection>:merged).",
+            param="n",
+        )

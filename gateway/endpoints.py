@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from gateway.asking import COLLECTION_PREFIX, MERGED, collection_named, json_object
 from gateway.errors import GatewayError, NotFound, PayloadTooLarge
-from gateway.formats import Format, anthropic, chat, gemini, ollama
+from gateway.formats import Format, anthropic, chat, completions, gemini, ollama, responses
 from gateway.keys import Client
 from gateway.openapi import describe
 from gateway.panel import seat
@@ -88,8 +88,13 @@ async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False)
 
 
 async def list_models(request: Request) -> Response:
+    return JSONResponse({"object": "list", "data": await _listed(request)})
+
+
+async def _listed(request: Request) -> list[dict[str, Any]]:
+    """Every collection the caller's key may use as a model, as /v1/models lists them."""
     client = await runtime_of(request).gatekeeper.client(request)
-    return JSONResponse({"object": "list", "data": listed(request, client)})
+    return listed(request, client)
 
 
 def listed(request: Request, client: Client) -> list[dict[str, Any]]:
@@ -130,6 +135,27 @@ def listed(request: Request, client: Client) -> list[dict[str, Any]]:
     data = [entry for entry in data if client.may_use(entry["id"].removeprefix(COLLECTION_PREFIX))]
     merged = [{**entry, "id": entry["id"] + MERGED, "reply": "merged"} for entry in data]
     return data + merged
+
+
+# -- OpenAI Responses, legacy completions, one model (issue 13) ---------------------------------
+
+
+async def create_response(request: Request) -> Response:
+    return await ask_panel(request, responses)
+
+
+async def create_completion(request: Request) -> Response:
+    return await ask_panel(request, completions)
+
+
+async def get_model(request: Request) -> Response:
+    """One name /v1/models lists (`bench/<c>`, or the bare `<c>`, `:merged` or not); any other
+    name, or one outside the key's collections, is a 404 as if it did not exist."""
+    wanted = request.path_params["model"]
+    for entry in await _listed(request):
+        if wanted in (entry["id"], entry["id"].removeprefix(COLLECTION_PREFIX)):
+            return JSONResponse(entry)
+    raise NotFound(f"Unknown model {wanted[:200]!r}; GET /v1/models lists them.", param="model")
 
 
 async def post_verdict(request: Request) -> Response:
@@ -310,6 +336,13 @@ ROUTES = [
     Route("/v1/messages/count_tokens", anthropic_count_tokens, methods=["POST"]),
     Route("/messages/count_tokens", anthropic_count_tokens, methods=["POST"]),
     Route("/v1/models", list_models, methods=["GET"]),
+    Route("/v1/responses", create_response, methods=["POST"]),
+    Route("/responses", create_response, methods=["POST"]),
+    Route("/v1/completions", create_completion, methods=["POST"]),
+    Route("/completions", create_completion, methods=["POST"]),
+    Route("/models", list_models, methods=["GET"]),
+    Route("/v1/models/{model:path}", get_model, methods=["GET"]),
+    Route("/models/{model:path}", get_model, methods=["GET"]),
     Route("/bench/verdict", post_verdict, methods=["POST"]),
     Route("/bench/panels/{panel}", get_panel, methods=["GET"]),
     Route("/bench/calls/{call}", get_call, methods=["GET"]),

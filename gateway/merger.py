@@ -49,13 +49,21 @@ def choose_merger(runtime: Runtime, facts: PanelFacts, seats: list[SeatResult]) 
     return answered[0].alias
 
 
-def merge_messages(messages: list[dict[str, Any]], seats: list[SeatResult]) -> list[dict[str, Any]]:
+def merge_messages(
+    messages: list[dict[str, Any]], seats: list[SeatResult], sampling: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The merger's conversation; a response_format the client asked for (it also goes to the
+    merger's call) is named in the instructions, so the merged reply comes in it."""
+    instructions = INSTRUCTIONS
+    asked = (sampling or {}).get("response_format")
+    if isinstance(asked, dict) and asked.get("type", "text") != "text":
+        instructions += f" Reply in the requested response format ({asked['type']}) only."
     answers = "\n\n".join(
         f"### {r.seat} ({r.alias})\n{r.answer}" for r in seats if r.status == SeatStatus.OK
     )
     conversation = conversation_text(messages, roles=True)
     return [
-        {"role": "system", "content": INSTRUCTIONS},
+        {"role": "system", "content": instructions},
         {
             "role": "user",
             "content": f"## Conversation\n{conversation}\n\n## The panel's answers\n{answers}",
@@ -73,7 +81,7 @@ async def merge(
     alias = choose_merger(runtime, facts, seats)
     if alias is None:
         return Merge(None, "no seat answered, so there was nothing to merge")
-    asked = merge_messages(messages, seats)
+    asked = merge_messages(messages, seats, sampling)
     model = runtime.config.catalog.model(alias)
     tokens = estimate_tokens(sum(len(m["content"]) for m in asked))
     if model is not None and model.context_window is not None and tokens > model.context_window:

@@ -357,6 +357,7 @@ def _chat() -> dict[str, Any]:
         "Ask a panel: every seat's answer side by side (or streamed, or merged)",
         {
             "description": "the panel's reply (text/event-stream when stream is true)",
+            "headers": _SEATS_HEADER,
             "content": {
                 "application/json": {"schema": _ref("ChatCompletion")},
                 "text/event-stream": {"schema": {"type": "string"}},
@@ -424,6 +425,128 @@ def _anthropic() -> tuple[dict[str, Any], dict[str, Any]]:
         },
     }
     return {"post": messages}, {"post": count}
+# -- OpenAI Responses, legacy completions, one model (issue 13) ---------------------------------
+
+_SEATS_HEADER = {
+    "X-Bench-Seats": {
+        "description": "JSON list of {call, seat, alias, status}: final statuses on a plain "
+        "reply; on a stream the seated plan, each `seated` (final statuses are in the "
+        "stream's bench)",
+        "schema": {"type": "string"},
+    }
+}
+
+RESPONSE = {
+    "type": "object",
+    "required": ["id", "object", "created_at", "model", "status", "output", "usage", "bench"],
+    "properties": {
+        "id": {"type": "string", "pattern": "^resp_"},
+        "object": {"const": "response"},
+        "created_at": {"type": "integer"},
+        "model": {"type": "string"},
+        "status": {"const": "completed"},
+        "store": {"const": False},
+        "output": {"type": "array", "minItems": 1, "items": {"type": "object"}},
+        "usage": {
+            "type": "object",
+            "required": ["input_tokens", "output_tokens", "total_tokens"],
+        },
+        "bench": _ref("Bench"),
+    },
+}
+
+RESPONSE_REQUEST = {
+    "type": "object",
+    "required": ["model", "input"],
+    "properties": {
+        "model": {"type": "string", "description": "bench/<collection>[:merged] or bench/panel"},
+        "input": {"type": ["string", "array"]},
+        "instructions": {"type": "string"},
+        "store": {"const": False, "description": "true is refused: no responses are kept"},
+        "stream": {"type": "boolean"},
+        "text": {"type": "object"},
+        "with": {"type": "array", "items": {"type": "string"}},
+        "bench": {"type": "object", "properties": {"reply": {"enum": ["panel", "merged"]}}},
+    },
+}
+
+TEXT_COMPLETION = {
+    "type": "object",
+    "required": ["id", "object", "created", "model", "choices", "usage", "bench"],
+    "properties": {
+        "id": {"type": "string"},
+        "object": {"const": "text_completion"},
+        "choices": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "object", "required": ["index", "text", "finish_reason"]},
+        },
+        "usage": _ref("Usage"),
+        "bench": _ref("Bench"),
+    },
+}
+
+COMPLETION_REQUEST = {
+    "type": "object",
+    "required": ["model", "prompt"],
+    "properties": {
+        "model": {"type": "string"},
+        "prompt": {"type": ["string", "array"], "description": "a string, or a list of one"},
+        "stream": {"type": "boolean"},
+    },
+}
+
+MODEL = {"type": "object", "required": MODEL_LIST["properties"]["data"]["items"]["required"]}
+
+
+def _panel_op(summary: str, reply: str, request: str) -> dict[str, Any]:
+    """A panel route of another OpenAI format: same statuses as chat, its own bodies."""
+    op = _chat()["post"]
+    op = {**op, "summary": summary, "requestBody": _op("", {}, request)["requestBody"]}
+    ok = {
+        "description": "the panel's reply (text/event-stream when stream is true)",
+        "headers": _SEATS_HEADER,
+        "content": {
+            "application/json": {"schema": _ref(reply)},
+            "text/event-stream": {"schema": {"type": "string"}},
+        },
+    }
+    op["responses"] = {**op["responses"], "200": ok}
+    return {"post": op}
+
+
+def _model_op() -> dict[str, Any]:
+    op = _op("One listed model", _json("Model", "the model"), errors=("401", "404"))
+    op["parameters"] = [
+        {"name": "model", "in": "path", "required": True, "schema": {"type": "string"}}
+    ]
+    return {"get": op}
+
+
+OPENAI_SCHEMAS = {
+    "Response": RESPONSE,
+    "ResponseRequest": RESPONSE_REQUEST,
+    "TextCompletion": TEXT_COMPLETION,
+    "CompletionRequest": COMPLETION_REQUEST,
+    "Model": MODEL,
+}
+
+
+def _openai_paths() -> dict[str, Any]:
+    responses = _panel_op("Ask a panel, OpenAI Responses", "Response", "ResponseRequest")
+    completions = _panel_op(
+        "Ask a panel, legacy completions", "TextCompletion", "CompletionRequest"
+    )
+    models = {"get": _op("Collections as models", _json("ModelList", "the list"), errors=("401",))}
+    return {
+        "/v1/responses": responses,
+        "/responses": responses,
+        "/v1/completions": completions,
+        "/completions": completions,
+        "/models": models,
+        "/v1/models/{model}": _model_op(),
+        "/models/{model}": _model_op(),
+    }
 
 
 def describe() -> dict[str, Any]:
@@ -455,6 +578,7 @@ def describe() -> dict[str, Any]:
                 "AnthropicError": ANTHROPIC_ERROR,
                 "TokenCount": TOKEN_COUNT,
                 **openapi_formats.SCHEMAS,
+                **OPENAI_SCHEMAS,
             },
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer"},
@@ -524,5 +648,6 @@ def describe() -> dict[str, Any]:
             "/healthz": {"get": _op("Ready?", {"description": "ready"})},
             "/openapi.json": {"get": _op("This description", {"description": "OpenAPI 3.1"})},
             **openapi_formats.PATHS,
+            **_openai_paths(),
         },
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import math
 import secrets
@@ -160,6 +161,12 @@ async def seat(runtime: Runtime, ask: Ask, key_name: str = "local") -> PanelRun:
     return PanelRun(runtime, facts, ask)
 
 
+def _formatted(sampling: dict[str, Any]) -> bool:
+    """A response_format other than plain text was asked for."""
+    asked = sampling.get("response_format")
+    return isinstance(asked, dict) and asked.get("type", "text") != "text"
+
+
 class PanelRun:
     """One seated panel: its facts and plan, what was asked, and the calls of its seats."""
 
@@ -187,7 +194,34 @@ class PanelRun:
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"X-Bench-Panel": self.facts.panel_id, "X-Panel-Shape": self.facts.shape}
+        """X-Bench-Panel, X-Panel-Shape and X-Bench-Seats: every seat's `{call, seat, alias,
+        status}`, with its final status once the run is done; before that (a stream's headers
+        go out first) the seated plan, each `seated` (the final statuses are in the stream's
+        `bench`)."""
+        panel_id = self.facts.panel_id
+        if self._task is not None and self._task.done() and not self._task.cancelled():
+            if self._task.exception() is None:
+                seats = [
+                    {"call": r.id, "seat": r.seat, "alias": r.alias, "status": str(r.status)}
+                    for r in self.outcome.seats
+                ]
+            else:
+                seats = []
+        else:
+            seats = [
+                {
+                    "call": f"{panel_id}.{s.name}",
+                    "seat": s.name,
+                    "alias": s.alias,
+                    "status": "seated",
+                }
+                for s in self.facts.plan.seats
+            ]
+        return {
+            "X-Bench-Panel": panel_id,
+            "X-Panel-Shape": self.facts.shape,
+            "X-Bench-Seats": json.dumps(seats, separators=(",", ":")),
+        }
 
     def start(self) -> asyncio.Task[Outcome]:
         """Start the seats' calls as an app-owned task (once; later calls return the task)."""
@@ -235,6 +269,12 @@ class PanelRun:
                 text = merged.answer
             else:
                 bench["note"] = merged.note
+        if (merged is None or merged.answer is None) and _formatted(self.ask.sampling):
+            bench["notes"].append(
+                f"response_format {self.ask.sampling['response_format']['type']} went to every "
+                "seat; this content is the seats' answers side by side in markdown, not that "
+                f"format: ask bench/{facts.collection}:merged for one reply in it"
+            )
         return Completion(
             panel_id=facts.panel_id,
             model=facts.requested_model,

@@ -148,6 +148,7 @@ class SimState:
             "temperature": payload.get("temperature"),
             "images": _image_urls(payload.get("messages")),
             "body": payload,  # what the caller sent, for tests of what reached a model
+            "response_format": payload.get("response_format"),
         }
         self.requests.append(entry)
         return entry, attempt

@@ -62,6 +62,14 @@ def test_real_replies_match_the_description(gateway, sim, spec):
         json={"model": "bench/trio:merged", "messages": [{"role": "user", "content": "hi"}]},
     )
     check(spec, "/v1/chat/completions", "post", 200, merged.json())
+    asked = {"model": "bench/trio", "input": "hi"}
+    check(spec, "/v1/responses", "post", 200, gateway.http.post("/v1/responses", json=asked).json())
+    asked = {"model": "bench/trio", "prompt": "hi"}
+    completion = gateway.http.post("/v1/completions", json=asked)
+    check(spec, "/v1/completions", "post", 200, completion.json())
+    model = gateway.http.get("/v1/models/bench/trio")
+    check(spec, "/v1/models/{model}", "get", 200, model.json())
+    check(spec, "/v1/models/{model}", "get", 404, gateway.http.get("/models/nope").json())
 
 
 def test_errors_match_the_description(gateway, sim, spec):

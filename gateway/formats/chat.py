@@ -23,6 +23,7 @@ from gateway.asking import (
     collection_named,
     json_object,
     nominees_of,
+    one_choice,
     reply_merged,
     sampling_of,
     shape_asked,
@@ -46,6 +47,7 @@ def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
     model = body.get("model")
     collection, merged_by_name = collection_named(model)
     messages = chat_messages(body.get("messages"))
+    one_choice(body)
     for field in _TOOLS:
         if body.get(field) is not None:
             raise BadRequest(f"`{field}` is not supported on a panel.", param=field)
