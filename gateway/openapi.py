@@ -6,11 +6,15 @@ replies validate against these schemas, so the description cannot drift from the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from gateway.fanout import SeatStatus
 from gateway.reply import SEAT_FIELDS
 from gateway.store import CALL_FIELDS, PANEL_FIELDS
+
+# A JSON Schema (or an OpenAPI object) is arbitrary JSON: its values have no one type.
+Schema = dict[str, Any]
 
 _REF = "#/components/schemas/"
 
@@ -19,11 +23,11 @@ def _ref(name: str) -> dict[str, str]:
     return {"$ref": _REF + name}
 
 
-def _json(name: str, description: str) -> dict[str, Any]:
+def _json(name: str, description: str) -> Schema:
     return {"description": description, "content": {"application/json": {"schema": _ref(name)}}}
 
 
-_ERRORS = {
+_ERRORS: dict[str, Schema] = {
     "400": _json("Error", "malformed request"),
     "401": _json("Error", "missing, malformed or unknown gateway key"),
     "403": _json("Error", "outside the key's collections"),
@@ -31,10 +35,10 @@ _ERRORS = {
     "429": _json("Error", "rate limited"),
 }
 
-_NULLABLE_STR = {"type": ["string", "null"]}
-_NULLABLE_NUM = {"type": ["number", "null"]}
+_NULLABLE_STR: Schema = {"type": ["string", "null"]}
+_NULLABLE_NUM: Schema = {"type": ["number", "null"]}
 
-SEAT = {
+SEAT: Schema = {
     "type": "object",
     "required": ["call", *SEAT_FIELDS],
     "properties": {
@@ -51,7 +55,7 @@ SEAT = {
     },
 }
 
-BENCH = {
+BENCH: Schema = {
     "type": "object",
     "required": ["panel", "collection", "shape", "shape_by", "seats", "skipped", "notes"],
     "properties": {
@@ -78,7 +82,7 @@ BENCH = {
     },
 }
 
-USAGE = {
+USAGE: Schema = {
     "type": "object",
     "required": ["prompt_tokens", "completion_tokens", "total_tokens"],
     "properties": {
@@ -87,7 +91,7 @@ USAGE = {
     },
 }
 
-COMPLETION = {
+COMPLETION: Schema = {
     "type": "object",
     "required": ["id", "object", "created", "model", "choices", "usage", "bench"],
     "properties": {
@@ -120,7 +124,7 @@ COMPLETION = {
     },
 }
 
-CHAT_REQUEST = {
+CHAT_REQUEST: Schema = {
     "type": "object",
     "required": ["model", "messages"],
     "properties": {
@@ -145,7 +149,7 @@ CHAT_REQUEST = {
     },
 }
 
-ERROR = {
+ERROR: Schema = {
     "type": "object",
     "required": ["error"],
     "properties": {
@@ -163,7 +167,7 @@ ERROR = {
     },
 }
 
-VERDICT = {
+VERDICT: Schema = {
     "type": "object",
     "required": ["call", "useful"],
     "additionalProperties": False,
@@ -176,13 +180,13 @@ VERDICT = {
     },
 }
 
-RECORDED = {
+RECORDED: Schema = {
     "type": "object",
     "required": ["call", "recorded"],
     "properties": {"call": {"type": "string"}, "recorded": {"type": "boolean"}},
 }
 
-CALL_RECORD = {
+CALL_RECORD: Schema = {
     "type": "object",
     "required": [*CALL_FIELDS, "collection", "verdict"],
     "properties": {
@@ -195,13 +199,13 @@ CALL_RECORD = {
     },
 }
 
-PANEL_RECORD = {
+PANEL_RECORD: Schema = {
     "type": "object",
     "required": [*PANEL_FIELDS, "seats"],
     "properties": {"seats": {"type": "array", "items": {"type": "object"}}},
 }
 
-MODEL_LIST = {
+MODEL_LIST: Schema = {
     "type": "object",
     "required": ["object", "data"],
     "properties": {
@@ -224,7 +228,7 @@ MODEL_LIST = {
     },
 }
 
-BENCH_MODELS = {
+BENCH_MODELS: Schema = {
     "type": "object",
     "required": ["models"],
     "properties": {
@@ -251,8 +255,10 @@ BENCH_MODELS = {
 }
 
 
-def _op(summary: str, ok: dict[str, Any], body: str | None = None, errors=()) -> dict[str, Any]:
-    op: dict[str, Any] = {"summary": summary, "responses": {"200": ok}}
+def _op(
+    summary: str, ok: Schema, body: str | None = None, errors: Iterable[str] = ()
+) -> Schema:
+    op: Schema = {"summary": summary, "responses": {"200": ok}}
     for code in errors:
         op["responses"][code] = _ERRORS[code]
     if body:
@@ -263,7 +269,7 @@ def _op(summary: str, ok: dict[str, Any], body: str | None = None, errors=()) ->
     return op
 
 
-def _chat() -> dict[str, Any]:
+def _chat() -> Schema:
     op = _op(
         "Ask a panel: every seat's answer side by side (or streamed, or merged)",
         {
@@ -286,7 +292,7 @@ def _chat() -> dict[str, Any]:
     return {"post": op}
 
 
-def describe() -> dict[str, Any]:
+def describe() -> Schema:
     chat = _chat()
     return {
         "openapi": "3.1.0",

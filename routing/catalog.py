@@ -78,6 +78,10 @@ class Catalog:
     collections: tuple[Collection, ...] = ()
     shapes: tuple[tuple[str, tuple[str, ...]], ...] = tuple(DEFAULT_SHAPES.items())
     limits: PanelLimits = field(default_factory=PanelLimits)
+    # Lookup tables derived once from the fields above (see __post_init__).
+    _models: dict[str, Model] = field(init=False, repr=False, compare=False)
+    _collections: dict[str, Collection] = field(init=False, repr=False, compare=False)
+    _shapes: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def model(self, alias: str) -> Model | None:
         return self._models.get(alias)
@@ -92,7 +96,7 @@ class Catalog:
     def shape_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.shapes)
 
-    # Lookup tables derived once; dataclass(frozen) forbids plain assignment, hence __setattr__.
+    # dataclass(frozen) forbids plain assignment, hence __setattr__.
     def __post_init__(self) -> None:
         object.__setattr__(self, "_models", {m.alias: m for m in self.models})
         object.__setattr__(self, "_collections", {c.name: c for c in self.collections})
