@@ -7,6 +7,7 @@ HTTP, and the official OpenAI SDK really calls the gateway.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,14 +118,16 @@ def make_gateway(sim, tmp_path: Path):
         raw: dict[str, Any] | None = None,
         store: Path | None = None,
         board: Path | None = None,
+        clock: Callable[[], float] | None = None,
         **gateway: Any,
     ):
-        """*board*: a board file to share with other gateways, as workers do."""
+        """*board*: a board file to share with other gateways, as workers do; *clock*: the
+        gateway's time (cooldowns, rpm windows, records), the wall clock unless given."""
         raw = copy.deepcopy(raw) if raw is not None else bench_raw(sim.url, **gateway)
         raw["store"] = f"sqlite:///{store or tmp_path / 'records.db'}"
         config = parse_config(raw, base=tmp_path)
         shared = Board.attach(board) if board is not None else None
-        gw = Gateway(ServerThread(create_app(config, board=shared)).start(), config)
+        gw = Gateway(ServerThread(create_app(config, board=shared, clock=clock)).start(), config)
         started.append(gw)
         return gw
 
