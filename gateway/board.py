@@ -45,7 +45,8 @@ class BoardFull(RuntimeError):
 
 class Board:
     def __init__(self, buffer: mmap.mmap, fd: int | None) -> None:
-        magic, _, self.cells, _, self.slots = _HEADER.unpack_from(buffer, 0)
+        magic, _, cells, _, slots = _HEADER.unpack_from(buffer, 0)
+        self.cells, self.slots = int(cells), int(slots)
         if magic != _MAGIC:
             raise ValueError("not a gateway board")
         self._buffer, self._fd = buffer, fd
@@ -105,29 +106,36 @@ class Board:
         if index is None:
             return 0.0, 0.0
         with self.locked():
-            return _NUMBERS.unpack_from(self._buffer, _cell_at(index) + _NAME)
+            a, b = _NUMBERS.unpack_from(self._buffer, _cell_at(index) + _NAME)
+        return a, b
 
     def text(self, name: str) -> str:
         index = self._cell(name, create=False)
         if index is None:
             return ""
         with self.locked():
-            raw = _CELL.unpack_from(self._buffer, _cell_at(index))[3]
+            raw = bytes(_CELL.unpack_from(self._buffer, _cell_at(index))[3])
         return raw.rstrip(b"\0").decode("utf-8", "replace")
 
     def write(self, name: str, a: float, b: float = 0.0, text: str | None = None) -> None:
         with self.locked():
-            at = _cell_at(self._cell(name, create=True))
+            at = _cell_at(self._new_cell(name))
             _NUMBERS.pack_into(self._buffer, at + _NAME, a, b)
             if text is not None:
                 struct.pack_into("128s", self._buffer, at + _NAME + 16, _clip(text, 128))
 
     def add(self, name: str, a: float = 0.0, b: float = 0.0) -> tuple[float, float]:
         with self.locked():
-            at = _cell_at(self._cell(name, create=True)) + _NAME
+            at = _cell_at(self._new_cell(name)) + _NAME
             now_a, now_b = _NUMBERS.unpack_from(self._buffer, at)
             _NUMBERS.pack_into(self._buffer, at, now_a + a, now_b + b)
             return now_a + a, now_b + b
+
+    def _new_cell(self, name: str) -> int:
+        """The cell for `name`, made if it is new (or BoardFull)."""
+        index = self._cell(name, create=True)
+        assert index is not None  # create=True finds the cell, makes it, or raises
+        return index
 
     def _cell(self, name: str, *, create: bool) -> int | None:
         index = self._where.get(name)
@@ -153,11 +161,13 @@ class Board:
 
     # --- rings (rpm windows) --------------------------------------------------------------------
 
-    def take(self, rings: list[tuple[str, int]], now: float, *, in_flight: bool = True):
+    def take(
+        self, rings: list[tuple[str, int]], now: float, *, in_flight: bool = True
+    ) -> list[int] | str:
         """A slot in every ring at once, or the name of the first ring that is full.
         Returns the slots to `release` when the call ends (none to release if not in flight)."""
         with self.locked():
-            picked = []
+            picked: list[int] = []
             for name, cap in rings:
                 used, free, _ = self._scan(name, cap, now)
                 if used >= cap or free is None:
@@ -220,7 +230,7 @@ class Board:
             first, size = self.numbers(cell)
             if size:
                 return int(first)
-            used = _HEADER.unpack_from(self._buffer, 0)[3]
+            used = int(_HEADER.unpack_from(self._buffer, 0)[3])
             if used + cap > self.slots:
                 raise BoardFull(f"the board has no room for a ring of {cap} for {name!r}")
             self._set_header(slots_used=used + cap)

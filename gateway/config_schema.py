@@ -105,8 +105,10 @@ def _time_zone(value: str) -> str:
 
 
 def _workers(value: Any) -> int | str:
-    if value == "auto" or (type(value) is int and value >= 1):
-        return value  # type: ignore[no-any-return]
+    if value == "auto":
+        return "auto"
+    if type(value) is int and value >= 1:  # (not a bool, not a float)
+        return value
     raise _fail("workers", "expected a whole number of at least 1, or auto, got {v}", v=got(value))
 
 

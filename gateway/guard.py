@@ -229,7 +229,12 @@ class Guard:
         return Address(address.name) in self.hosts or address in self.hosts
 
     async def _options(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict, origin: str | None
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, list[str]],
+        origin: str | None,
     ) -> None:
         """OPTIONS on a route: its `Allow`, and for an allowed origin's preflight, CORS."""
         methods = self._methods(scope)

@@ -11,12 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypedDict
 
 from gateway.board import Board
 from routing import Evidence, Standing
 
 _LOADED, _LATEST = "ledger:loaded", "ledger:latest"
+
+
+class Figures(TypedDict):
+    """One model's live figures, as /bench/models shows them."""
+
+    seated: int
+    answered: int
+    useful: int
+    judged: int
+    last_seated: float | None
 
 
 class Ledger:
@@ -109,7 +119,7 @@ class Ledger:
                 )
         return Evidence(MappingProxyType(standings))
 
-    def row(self, alias: str) -> dict[str, Any]:
+    def row(self, alias: str) -> Figures:
         with self.board.locked():
             seated, last = self.board.numbers(_seated(alias))
             useful, judged = self.board.numbers(_verdicts(alias))
@@ -119,7 +129,7 @@ class Ledger:
             "answered": int(answered),
             "useful": int(useful),
             "judged": int(judged),
-            "last_seated": last if seated else None,
+            "last_seated": float(last) if seated else None,
         }
 
 

@@ -71,10 +71,9 @@ class RateLimits:
         model = self.config.catalog.model(alias)
         targets = [alias]
         connection = self.config.connections.get(model.connection) if model else None
-        if connection is not None and connection.cool_together:
-            targets = [
-                m.alias for m in self.config.catalog.models if m.connection == model.connection
-            ]
+        if model is not None and connection is not None and connection.cool_together:
+            shared = model.connection
+            targets = [m.alias for m in self.config.catalog.models if m.connection == shared]
         with self.board.locked():
             for target in targets:
                 if self.board.numbers(_cool(target))[0] < until:
@@ -90,7 +89,7 @@ class RateLimits:
         if alias in self._model_caps:
             rings.append((f"model:{alias}", self._model_caps[alias]))
         connection = model.connection if model else None
-        if connection in self._connection_caps:
+        if connection is not None and connection in self._connection_caps:
             rings.append((f"connection:{connection}", self._connection_caps[connection]))
         with self.board.locked():
             cooldown = self.cooldown_of(alias)
@@ -100,7 +99,7 @@ class RateLimits:
         if isinstance(taken, str):
             if taken.startswith("model:"):
                 return f"over its rpm cap ({self._model_caps[alias]}/min on the model)"
-            cap = self._connection_caps[connection]
+            cap = rings[-1][1]  # the connection's ring, always added last
             return f"over its rpm cap ({cap}/min on the connection {connection})"
         return Permit(self.board, taken, self.clock)
 

@@ -29,8 +29,10 @@ class Merge:
 
     @property
     def answer(self) -> str | None:
-        ok = self.result is not None and self.result.status == SeatStatus.OK
-        return self.result.answer if ok and self.note is None else None
+        result = self.result
+        if result is None or result.status != SeatStatus.OK or self.note is not None:
+            return None
+        return result.answer
 
 
 def choose_merger(runtime: Runtime, facts: PanelFacts, seats: list[SeatResult]) -> str | None:

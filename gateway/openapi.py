@@ -6,12 +6,16 @@ replies validate against these schemas, so the description cannot drift from the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from gateway import openapi_formats
 from gateway.fanout import SeatStatus
 from gateway.reply import SEAT_FIELDS
 from gateway.store import CALL_FIELDS, PANEL_FIELDS
+
+# A JSON Schema (or an OpenAPI object) is arbitrary JSON: its values have no one type.
+Schema = dict[str, Any]
 
 _REF = "#/components/schemas/"
 
@@ -20,11 +24,11 @@ def _ref(name: str) -> dict[str, str]:
     return {"$ref": _REF + name}
 
 
-def _json(name: str, description: str) -> dict[str, Any]:
+def _json(name: str, description: str) -> Schema:
     return {"description": description, "content": {"application/json": {"schema": _ref(name)}}}
 
 
-_ERRORS = {
+_ERRORS: dict[str, Schema] = {
     "400": _json("Error", "malformed request"),
     "401": _json("Error", "missing, malformed or unknown gateway key"),
     "403": _json("Error", "outside the key's collections"),
@@ -34,10 +38,10 @@ _ERRORS = {
 # With keys on, another key's panel or call is unknown to this one: 404, in the same words.
 _NOT_YOURS = _json("Error", "unknown panel or call, or one made with another gateway key")
 
-_NULLABLE_STR = {"type": ["string", "null"]}
-_NULLABLE_NUM = {"type": ["number", "null"]}
+_NULLABLE_STR: Schema = {"type": ["string", "null"]}
+_NULLABLE_NUM: Schema = {"type": ["number", "null"]}
 
-SEAT = {
+SEAT: Schema = {
     "type": "object",
     "required": ["call", *SEAT_FIELDS],
     "properties": {
@@ -54,7 +58,7 @@ SEAT = {
     },
 }
 
-BENCH = {
+BENCH: Schema = {
     "type": "object",
     "required": ["panel", "collection", "shape", "shape_by", "seats", "skipped", "notes"],
     "properties": {
@@ -81,7 +85,7 @@ BENCH = {
     },
 }
 
-USAGE = {
+USAGE: Schema = {
     "type": "object",
     "required": ["prompt_tokens", "completion_tokens", "total_tokens"],
     "properties": {
@@ -90,7 +94,7 @@ USAGE = {
     },
 }
 
-COMPLETION = {
+COMPLETION: Schema = {
     "type": "object",
     "required": ["id", "object", "created", "model", "choices", "usage", "bench"],
     "properties": {
@@ -123,7 +127,7 @@ COMPLETION = {
     },
 }
 
-CHAT_REQUEST = {
+CHAT_REQUEST: Schema = {
     "type": "object",
     "required": ["model", "messages"],
     "properties": {
@@ -148,7 +152,7 @@ CHAT_REQUEST = {
     },
 }
 
-ERROR = {
+ERROR: Schema = {
     "type": "object",
     "required": ["error"],
     "properties": {
@@ -166,7 +170,7 @@ ERROR = {
     },
 }
 
-VERDICT = {
+VERDICT: Schema = {
     "type": "object",
     "required": ["call", "useful"],
     "additionalProperties": False,
@@ -179,13 +183,13 @@ VERDICT = {
     },
 }
 
-RECORDED = {
+RECORDED: Schema = {
     "type": "object",
     "required": ["call", "recorded"],
     "properties": {"call": {"type": "string"}, "recorded": {"type": "boolean"}},
 }
 
-CALL_RECORD = {
+CALL_RECORD: Schema = {
     "type": "object",
     "required": [*CALL_FIELDS, "collection", "verdict"],
     "properties": {
@@ -198,13 +202,13 @@ CALL_RECORD = {
     },
 }
 
-PANEL_RECORD = {
+PANEL_RECORD: Schema = {
     "type": "object",
     "required": [*PANEL_FIELDS, "seats"],
     "properties": {"seats": {"type": "array", "items": {"type": "object"}}},
 }
 
-MODEL_LIST = {
+MODEL_LIST: Schema = {
     "type": "object",
     "required": ["object", "data"],
     "properties": {
@@ -227,7 +231,7 @@ MODEL_LIST = {
     },
 }
 
-BENCH_MODELS = {
+BENCH_MODELS: Schema = {
     "type": "object",
     "required": ["models"],
     "properties": {
@@ -336,10 +340,14 @@ TOKEN_COUNT = {
 
 
 def _op(
-    summary: str, ok: dict[str, Any], body: str | None = None, errors=(), mine: bool = False
-) -> dict[str, Any]:
+    summary: str,
+    ok: Schema,
+    body: str | None = None,
+    errors: Iterable[str] = (),
+    mine: bool = False,
+) -> Schema:
     """*mine*: the route reaches only the caller's own records (404 for another key's)."""
-    op: dict[str, Any] = {"summary": summary, "responses": {"200": ok}}
+    op: Schema = {"summary": summary, "responses": {"200": ok}}
     for code in errors:
         op["responses"][code] = _ERRORS[code]
     if mine:
@@ -352,7 +360,7 @@ def _op(
     return op
 
 
-def _chat() -> dict[str, Any]:
+def _chat() -> Schema:
     op = _op(
         "Ask a panel: every seat's answer side by side (or streamed, or merged)",
         {
@@ -549,7 +557,7 @@ def _openai_paths() -> dict[str, Any]:
     }
 
 
-def describe() -> dict[str, Any]:
+def describe() -> Schema:
     chat = _chat()
     messages, count_tokens = _anthropic()
     return {

@@ -33,7 +33,7 @@ class Runtime:
     ledger: Ledger = field(init=False)
     rate_limits: RateLimits = field(init=False)
     gatekeeper: Gatekeeper = field(init=False)
-    panels: set[asyncio.Task] = field(default_factory=set)  # running panels, awaited on shutdown
+    panels: set[asyncio.Task[object]] = field(default_factory=set)  # running, awaited on shutdown
     ready: bool = False
 
     def __post_init__(self) -> None:

@@ -271,7 +271,7 @@ def _model(
 
 def _supports_vision(model_info: dict[str, Any] | None) -> bool:
     """LiteLLM's own `model_info: {supports_vision: true}`, so its configs paste in seeing."""
-    return bool(model_info) and model_info.get("supports_vision") is True
+    return model_info is not None and model_info.get("supports_vision") is True
 
 
 def _default_connection(params: dict[str, Any]) -> str:

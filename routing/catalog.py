@@ -85,6 +85,10 @@ class Catalog:
     collections: tuple[Collection, ...] = ()
     shapes: tuple[tuple[str, tuple[str, ...]], ...] = tuple(DEFAULT_SHAPES.items())
     limits: PanelLimits = field(default_factory=PanelLimits)
+    # Lookup tables derived once from the fields above (see __post_init__).
+    _models: dict[str, Model] = field(init=False, repr=False, compare=False)
+    _collections: dict[str, Collection] = field(init=False, repr=False, compare=False)
+    _shapes: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def model(self, alias: str) -> Model | None:
         return self._models.get(alias)

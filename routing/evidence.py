@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-_EMPTY: Mapping[str, int] = MappingProxyType({})
+_NO_COUNTS: Mapping[str, int] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -20,8 +20,8 @@ class Standing:
 
     last_seated: float | None = None
     seated: int = 0
-    useful: Mapping[str, int] = field(default_factory=lambda: _EMPTY)  # shape -> useful verdicts
-    judged: Mapping[str, int] = field(default_factory=lambda: _EMPTY)  # shape -> all verdicts
+    useful: Mapping[str, int] = field(default_factory=lambda: _NO_COUNTS)  # shape -> useful ones
+    judged: Mapping[str, int] = field(default_factory=lambda: _NO_COUNTS)  # shape -> all verdicts
     cooling_until: float | None = None
     window: int | None = None  # context window learned from the provider, if lower than said
 
@@ -33,15 +33,20 @@ class Standing:
         return self.useful.get(shape, 0) / judged if judged else 0.0
 
     def cooling(self, now: float) -> bool:
-        return self.cooling_until is not None and self.cooling_until > now
+        return self.cooling_left(now) > 0
+
+    def cooling_left(self, now: float) -> float:
+        """Seconds of cooldown still to run at `now`; 0 when not cooling."""
+        return max(0.0, self.cooling_until - now) if self.cooling_until is not None else 0.0
 
 
 NEVER = Standing()
+_NO_STANDINGS: Mapping[str, Standing] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
 class Evidence:
-    standings: Mapping[str, Standing] = field(default_factory=lambda: _EMPTY)
+    standings: Mapping[str, Standing] = field(default_factory=lambda: _NO_STANDINGS)
 
     def of(self, alias: str) -> Standing:
         return self.standings.get(alias, NEVER)

@@ -169,7 +169,12 @@ def choose_panel(ask: Ask, catalog: Catalog, evidence: Evidence, now: float) -> 
             "No model can be seated for this request: every candidate is cooling, too small "
             "for the prompt, or not admitted by the shape."
         )
-    return Panel(tuple(table.seats), tuple(reserves), tuple(table.skipped), tuple(table.notes))
+    return Panel(
+        tuple(table.seats),
+        tuple(model.alias for model in reserves),
+        tuple(table.skipped),
+        tuple(table.notes),
+    )
 
 
 def _known_nominees(ask: Ask, catalog: Catalog) -> list[Model]:
@@ -180,7 +185,9 @@ def _known_nominees(ask: Ask, catalog: Catalog) -> list[Model]:
         raise UnknownAlias(f"Unknown model alias(es) {asked}; known: {known}.")
     seen: dict[str, Model] = {}
     for alias in ask.nominees:
-        seen.setdefault(alias, catalog.model(alias))  # type: ignore[arg-type]
+        model = catalog.model(alias)
+        if model is not None:  # always: unknown aliases were refused above
+            seen.setdefault(alias, model)
     return list(seen.values())
 
 
@@ -240,6 +247,7 @@ def _seat_router(table: _Table) -> int:
         return 0
     shape = table.ask.shape
     proven = [m for m in pool if table.evidence.of(m.alias).useful_on(shape) > 0]
+    primary: Model | None
     if proven:
         primary = max(proven, key=lambda m: (table.merit(m), _neg(table.staleness(m))))
     else:
@@ -291,19 +299,19 @@ def _seat_explorers(table: _Table, nominees: list[Model], chairs: int) -> None:
         number += 1
         table.sit(f"explorer{number}", model)
     while number < explorers:
-        model = table.stalest(table.pool())
-        if model is None:
+        stalest = table.stalest(table.pool())
+        if stalest is None:
             break
         number += 1
-        table.sit(f"explorer{number}", model)
+        table.sit(f"explorer{number}", stalest)
 
 
 def _nominee_blocked(table: _Table, model: Model, taken: int, chairs: int) -> str | None:
     if model.alias in table.aliases:
         return "already seated on this panel"
-    standing = table.evidence.of(model.alias)
-    if standing.cooling(table.now):
-        return f"cooling after a rate limit for {standing.cooling_until - table.now:.0f} s more"
+    cooling_left = table.evidence.of(model.alias).cooling_left(table.now)
+    if cooling_left > 0:
+        return f"cooling after a rate limit for {cooling_left:.0f} s more"
     if not table.fits(model):
         return table.too_small(model)
     if table.blind(model):
@@ -323,6 +331,7 @@ def _rank_reserves(table: _Table) -> list[Model]:
 
 
 def _pick_reserves(table: _Table) -> list[Model]:
+    """Reserves in rank order, one per family."""
     reserves: list[Model] = []
     families: set[str] = set()
     for model in _rank_reserves(table):
@@ -331,4 +340,4 @@ def _pick_reserves(table: _Table) -> list[Model]:
         if model.family not in families:
             families.add(model.family)
             reserves.append(model)
-    return [m.alias for m in reserves]
+    return reserves

@@ -22,7 +22,8 @@ def content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_part_text(part) for part in content if _part_text(part) is not None)
+        texts = (_part_text(part) for part in content)
+        return "\n".join(text for text in texts if text is not None)
     return ""
 
 

@@ -28,8 +28,8 @@ import json
 import re
 import socket
 import struct
-import time
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 import uvicorn
@@ -37,11 +37,15 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from routing.text import content_text
+from simulator.clock import Clock
 from simulator.state import (
     _FAULT_KEYS,
     BEHAVIOUR_KEYS,
+    Behaviour,
+    LoggedRequest,
     SimState,
     load_spec,
     validate_behaviour,
@@ -59,7 +63,7 @@ __all__ = [
 _SERVER_SEND = "bench_gateway.sim.server_send"  # scope key holding uvicorn's unwrapped send
 
 
-def _error_body(status: int, message: str) -> dict:
+def _error_body(status: int, message: str) -> dict[str, Any]:
     kind, code = {
         400: ("invalid_request_error", None),
         401: ("invalid_request_error", "invalid_api_key"),
@@ -71,7 +75,7 @@ def _error_body(status: int, message: str) -> dict:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-async def _watch_disconnect(receive: Any, event: asyncio.Event) -> None:
+async def _watch_disconnect(receive: Receive, event: asyncio.Event) -> None:
     """After the body is read, the next ASGI message can only be the client going away."""
     while (await receive())["type"] != "http.disconnect":
         pass
@@ -81,20 +85,27 @@ async def _watch_disconnect(receive: Any, event: asyncio.Event) -> None:
 class _Exchange:
     """One request/response; the methods are the steps a behaviour can stop at."""
 
-    def __init__(self, scope: dict, send: Any, entry: dict, b: dict, gone: asyncio.Event) -> None:
+    def __init__(
+        self,
+        scope: Scope,
+        send: Send,
+        entry: LoggedRequest,
+        b: Behaviour,
+        gone: asyncio.Event,
+        clock: Clock,
+    ) -> None:
         self.scope, self.send, self.entry, self.b, self.gone = scope, send, entry, b, gone
+        self.clock = clock
         self.model = entry["model"]
 
     def finish(self, outcome: str) -> None:
         """Record the end. Called just *before* the last bytes (or the close) go out, so a client
         that has seen the end of its response always finds ``ended`` set in the log."""
-        self.entry["outcome"], self.entry["ended"] = outcome, time.time()
+        self.entry["outcome"], self.entry["ended"] = outcome, self.clock.now()
 
     async def pause(self, seconds: float) -> bool:
         """Sleep, but return False at once if the client leaves, so the log shows when it did."""
-        if seconds > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.gone.wait(), seconds)
+        await self.clock.wait(self.gone, seconds)
         if self.gone.is_set():
             self.finish("client_disconnected")
             return False
@@ -111,7 +122,13 @@ class _Exchange:
     async def write(self, data: bytes, more: bool = True) -> None:
         await self.send({"type": "http.response.body", "body": data, "more_body": more})
 
-    async def send_json(self, status: int, body: dict, headers=(), outcome: str = "ok") -> None:
+    async def send_json(
+        self,
+        status: int,
+        body: dict[str, Any],
+        headers: Iterable[tuple[bytes, bytes]] = (),
+        outcome: str = "ok",
+    ) -> None:
         await self.start(status, [(b"content-type", b"application/json"), *headers])
         self.finish(outcome)
         await self.write(json.dumps(body).encode(), more=False)
@@ -122,7 +139,7 @@ class _Exchange:
             getattr(self.scope.get(_SERVER_SEND), "__self__", None), "transport", None
         )
         self.finish(outcome)
-        if not callable(getattr(transport, "abort", None)):  # asyncio's, or uvloop's
+        if transport is None or not callable(getattr(transport, "abort", None)):  # asyncio, uvloop
             raise RuntimeError(f"simulated {outcome}: no uvicorn transport, raising instead")
         if abrupt:  # SO_LINGER 0 makes close() send RST: the client sees ECONNRESET
             with contextlib.suppress(OSError, AttributeError):
@@ -135,7 +152,7 @@ class _Exchange:
         with contextlib.suppress(TimeoutError):  # let uvicorn notice, so it logs no error
             await asyncio.wait_for(self.gone.wait(), 5)
 
-    async def run(self, payload: dict) -> None:
+    async def run(self, payload: dict[str, Any]) -> None:
         b = self.b
         if not await self.pause(b["latency_s"]):
             return
@@ -166,7 +183,7 @@ class _Exchange:
         }
         base = {
             "id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}",
-            "created": int(time.time()),
+            "created": int(self.clock.now()),
             "model": self.model,
         }
         if not payload.get("stream"):
@@ -185,11 +202,13 @@ class _Exchange:
         )
         await self.stream(answer, base, usage if include_usage else None)
 
-    async def stream(self, answer: str, base: dict, usage: dict | None) -> None:
+    async def stream(self, answer: str, base: dict[str, Any], usage: dict[str, int] | None) -> None:
         """SSE chunks: role, content in 3-word groups, finish, optional usage, ``[DONE]``."""
         b = self.b
 
-        async def event(delta: dict | None, finish: str | None = None, **extra: Any) -> None:
+        async def event(
+            delta: dict[str, str] | None, finish: str | None = None, **extra: Any
+        ) -> None:
             choices = (
                 [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
             )
@@ -225,7 +244,7 @@ class _ChatCompletions:
     """Raw ASGI endpoint (a class, so Starlette does not wrap it as request/response): faults
     such as a dropped connection or a half-sent stream need control below Response objects."""
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         sim: SimState = scope["app"].state.sim
         body, more = b"", True
         while more:
@@ -247,18 +266,18 @@ class _ChatCompletions:
         gone = asyncio.Event()
         watcher = asyncio.create_task(_watch_disconnect(receive, gone))
         try:
-            await _Exchange(scope, send, entry, b, gone).run(payload)
+            await _Exchange(scope, send, entry, b, gone, sim.clock).run(payload)
         finally:  # also on cancellation (server shutdown): the log must still say when it ended
             watcher.cancel()
             if entry["ended"] is None:
-                entry["ended"] = time.time()
+                entry["ended"] = sim.clock.now()
                 entry["outcome"] = entry["outcome"] or "cancelled"
 
 
 class _SimApp(Starlette):
     """Starlette that remembers uvicorn's own ``send`` in the scope; see the module docstring."""
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             scope[_SERVER_SEND] = send
         await super().__call__(scope, receive, send)
@@ -304,8 +323,9 @@ async def _requests(request: Request) -> JSONResponse:
     return JSONResponse({"requests": sim.log_for(model) if model else sim.requests})
 
 
-def create_sim_app(spec: dict | None = None) -> Starlette:
-    """Build a simulator app; its state (behaviours and request log) is ``app.state.sim``."""
+def create_sim_app(spec: dict[str, Any] | None = None, clock: Clock | None = None) -> Starlette:
+    """Build a simulator app; its state (behaviours and request log) is ``app.state.sim``.
+    *clock* stamps the log and times every pause (the wall clock unless a test gives one)."""
     chat = _ChatCompletions()
     app = _SimApp(
         routes=[
@@ -319,10 +339,12 @@ def create_sim_app(spec: dict | None = None) -> Starlette:
             Route("/_sim/requests", _requests),
         ]
     )
-    app.state.sim = SimState(spec)
+    app.state.sim = SimState(spec, clock)
     return app
 
 
-def serve_simulator(host: str = "127.0.0.1", port: int = 8199, spec: dict | None = None) -> None:
+def serve_simulator(
+    host: str = "127.0.0.1", port: int = 8199, spec: dict[str, Any] | None = None
+) -> None:
     """Run the simulator until interrupted (the ``bench-gateway simulate`` CLI)."""
     uvicorn.run(create_sim_app(spec), host=host, port=port, log_level="warning", access_log=False)

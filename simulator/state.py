@@ -8,12 +8,13 @@ loudly instead of silently simulating a healthy model.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
+
+from simulator.clock import Clock, WallClock
 
 _NUM = (int, float)
 #: Behaviour key -> (accepted types, default). ``None`` as a value always means "use the default".
@@ -37,6 +38,27 @@ BEHAVIOUR_KEYS = MappingProxyType(
         "usage": ((bool,), True),
     }
 )
+#: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
+Behaviour = dict[str, Any]
+
+
+class LoggedRequest(TypedDict):
+    """One request in the log, as ``/_sim/requests`` returns it."""
+
+    model: str
+    stream: bool
+    started: float
+    ended: float | None
+    status: int | None
+    n: int  # this model's requests since the last reset
+    outcome: str | None
+    max_tokens: object
+    temperature: object
+    images: list[str]  # the image URLs the messages carried
+    body: dict[str, Any]  # what the caller sent, for tests of what reached a model
+    response_format: object
+
+
 _FAULT_KEYS = (
     "status",
     "hang",
@@ -49,7 +71,7 @@ _FAULT_KEYS = (
 )
 
 
-def validate_behaviour(behaviour: Any) -> dict:
+def validate_behaviour(behaviour: Any) -> Behaviour:
     """Return a checked copy of *behaviour*; raise ValueError naming the first bad key."""
     if not isinstance(behaviour, dict):
         raise ValueError(f"a simulator behaviour must be a mapping, got {behaviour!r}")
@@ -70,7 +92,7 @@ def validate_behaviour(behaviour: Any) -> dict:
     return dict(behaviour)
 
 
-def _models_of(spec: Any) -> dict[str, dict]:
+def _models_of(spec: Any) -> dict[str, Behaviour]:
     """Accept ``{"models": {name: behaviour}}`` or a bare ``{name: behaviour}``; validate all."""
     if not spec:
         return {}
@@ -86,7 +108,7 @@ def _models_of(spec: Any) -> dict[str, dict]:
     return {str(name): validate_behaviour(b or {}) for name, b in spec.items()}
 
 
-def load_spec(path: str | Path) -> dict:
+def load_spec(path: str | Path) -> dict[str, dict[str, Behaviour]]:
     """Read a YAML or JSON spec file; return it normalised as ``{"models": {...}}``."""
     text = Path(path).read_text(encoding="utf-8")
     data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
@@ -101,10 +123,11 @@ class SimState:
     on the server's single event loop, so plain list appends need no lock.
     """
 
-    def __init__(self, spec: dict | None = None) -> None:
+    def __init__(self, spec: dict[str, Any] | None = None, clock: Clock | None = None) -> None:
         self._spec = _models_of(spec)
-        self.behaviours: dict[str, dict] = {}
-        self.requests: list[dict] = []
+        self.clock: Clock = clock or WallClock()
+        self.behaviours: dict[str, Behaviour] = {}
+        self.requests: list[LoggedRequest] = []
         self._seq: dict[str, int] = {}  # model -> requests since reset (the log's "n")
         self._attempts: dict[str, int] = {}  # model -> requests since behaviour set (fail_times)
         self.reset()
@@ -124,22 +147,22 @@ class SimState:
         self._seq.clear()
         self._attempts.clear()
 
-    def log_for(self, model: str) -> list[dict]:
+    def log_for(self, model: str) -> list[LoggedRequest]:
         return [r for r in self.requests if r["model"] == model]
 
-    def behaviour_for(self, model: str) -> dict:
+    def behaviour_for(self, model: str) -> Behaviour:
         """The effective behaviour for *model*, with every key present (defaults filled in)."""
         own = self.behaviours.get(model, self.behaviours.get("*", {}))
         return {k: d if own.get(k) is None else own[k] for k, (_, d) in BEHAVIOUR_KEYS.items()}
 
-    def begin(self, model: str, payload: dict) -> tuple[dict, int]:
+    def begin(self, model: str, payload: dict[str, Any]) -> tuple[LoggedRequest, int]:
         """Log a newly arrived request; return its log entry and its fail_times attempt number."""
         self._seq[model] = n = self._seq.get(model, 0) + 1
         self._attempts[model] = attempt = self._attempts.get(model, 0) + 1
-        entry = {
+        entry: LoggedRequest = {
             "model": model,
             "stream": bool(payload.get("stream")),
-            "started": time.time(),
+            "started": self.clock.now(),
             "ended": None,
             "status": None,
             "n": n,

@@ -15,6 +15,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import copy  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -144,14 +145,16 @@ def make_gateway(sim, tmp_path: Path):
         raw: dict[str, Any] | None = None,
         store: Path | None = None,
         board: Path | None = None,
+        clock: Callable[[], float] | None = None,
         **gateway: Any,
     ):
-        """*board*: a board file to share with other gateways, as workers do."""
+        """*board*: a board file to share with other gateways, as workers do; *clock*: the
+        gateway's time (cooldowns, rpm windows, records), the wall clock unless given."""
         raw = copy.deepcopy(raw) if raw is not None else bench_raw(sim.url, **gateway)
         raw["store"] = f"sqlite:///{store or tmp_path / 'records.db'}"
         config = parse_config(raw, base=tmp_path)
         shared = Board.attach(board) if board is not None else None
-        gw = Gateway(ServerThread(create_app(config, board=shared)).start(), config)
+        gw = Gateway(ServerThread(create_app(config, board=shared, clock=clock)).start(), config)
         started.append(gw)
         return gw
 

@@ -31,6 +31,7 @@ import pytest
 import uvicorn
 
 from simulator import SimState, create_sim_app, load_spec
+from tests.clocks import ManualClock, wait_until
 
 MESSAGES = [{"role": "user", "content": "Name three prime numbers, please."}]
 
@@ -115,12 +116,23 @@ def test_models_health_and_control_routes(sim_state, sim_http):
     )
 
 
-def test_latency_is_honoured(sim_state, sim_http):
-    sim_state.set("slow", latency_s=0.3)
-    assert _chat(sim_http, "slow").status_code == 200
-    (entry,) = sim_state.log_for("slow")
-    # the log's stamps are wall-clock, the pause is on the loop's monotonic clock: allow 1 ms
-    assert entry["ended"] - entry["started"] >= 0.3 - 0.001
+def test_latency_is_a_pause_on_the_simulators_clock():
+    clock = ManualClock()
+    app = create_sim_app({"models": {"slow": {"latency_s": 0.25}}}, clock=clock)
+    with _serve_in_thread(app) as base, httpx.Client(base_url=base, timeout=10) as client:
+        replies: list[httpx.Response] = []
+        asking = threading.Thread(target=lambda: replies.append(_chat(client, "slow")))
+        asking.start()
+        state: SimState = app.state.sim
+        wait_until(lambda: clock.pausing == 1)
+        clock.advance(0.125)  # binary fractions: the sums below are exact
+        assert state.log_for("slow")[0]["ended"] is None  # half way: still pausing
+        clock.advance(0.125)
+        asking.join(10)
+    assert replies[0].status_code == 200
+    (entry,) = state.log_for("slow")
+    assert entry["started"] == 1_000_000.0 and entry["outcome"] == "ok"
+    assert entry["ended"] == 1_000_000.25  # the pause ended exactly when the clock said
 
 
 def test_429_with_retry_after_headers(sim_state, sim_http, sim_sdk):
