@@ -46,16 +46,29 @@ async def chat_completions(request: Request) -> Response:
 
 async def ask_panel(request: Request, fmt: Format) -> Response:
     """Every panel endpoint: the format reads the request into an Ask, the panel is seated, the
-    format renders the run. A refusal before seating seats nobody and calls no upstream."""
+    format renders the run. A refusal before seating seats nobody and calls no upstream.
+
+    Admission comes before the body is read: a worker at capacity refuses at once (503), at
+    the cost of a header check, not of reading and parsing a body it will not serve."""
     runtime = runtime_of(request)
+    ticket = None
     try:
         client = await runtime.gatekeeper.client(request)
+        ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
         ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
         client.check(ask.collection)
         run = await seat(runtime, ask, key_name=client.name)
     except GatewayError as error:
+        if ticket is not None:
+            ticket.release()
         return fmt.render_error(error)
+    except BaseException:
+        if ticket is not None:
+            ticket.release()
+        raise
+    ticket.resize(len(run.facts.plan.seats))
+    run.start().add_done_callback(ticket.release)
     return await fmt.render_run(run)
 
 

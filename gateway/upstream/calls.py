@@ -9,6 +9,7 @@ exceptions become the gateway's own UpstreamError tree here, in one place.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import os
@@ -23,6 +24,7 @@ import litellm  # the package's __init__ has already made it offline
 import litellm.main
 
 from gateway.errors import (
+    UpstreamAnswerTooLarge,
     UpstreamAuth,
     UpstreamBrokenStream,
     UpstreamContextWindow,
@@ -33,6 +35,7 @@ from gateway.errors import (
     UpstreamUnreachable,
 )
 from gateway.upstream import inline
+from gateway.upstream.capped import CappedResponse, capped, too_large_in
 from gateway.upstream.gate import Passage, SetupGate
 
 litellm.suppress_debug_info = True
@@ -93,6 +96,7 @@ class Upstream:
             cookie_jar=aiohttp.DummyCookieJar(),  # providers never share cookies through us
             trust_env=litellm.aiohttp_trust_env or os.environ.get("AIOHTTP_TRUST_ENV") == "True",
             trace_configs=[trace],
+            response_class=CappedResponse,  # answers over their cap stop being read
         )
         await warm_up()
 
@@ -109,6 +113,7 @@ class Upstream:
         timeout: float,
         *,
         stream: bool = False,
+        max_answer_bytes: int | None = None,
     ) -> Answer:
         """The gateway's `UpstreamCall`: one seat's call, through the gate and the shared
         session."""
@@ -118,7 +123,14 @@ class Upstream:
         async with self.gate.passage(model) as passage:
             token = _PASSAGE.set(passage)
             try:
-                answer = await call_model(params, messages, sampling, timeout, stream=stream)
+                answer = await call_model(
+                    params,
+                    messages,
+                    sampling,
+                    timeout,
+                    stream=stream,
+                    max_answer_bytes=max_answer_bytes,
+                )
             finally:
                 _PASSAGE.reset(token)
             self.gate.succeeded(model, passage)
@@ -197,42 +209,62 @@ async def call_model(
     timeout: float,
     *,
     stream: bool = False,
+    max_answer_bytes: int | None = None,
 ) -> Answer:
     """Ask one model once, as given (no gate, no shared session unless *params* names one).
-    Raises an UpstreamError subclass on every kind of failure."""
+    Raises an UpstreamError subclass on every kind of failure, UpstreamAnswerTooLarge for an
+    answer over *max_answer_bytes* (of UTF-8 text; reading stops once the raw response is past
+    `raw_cap` of it, when it comes through a session built with `CappedResponse`)."""
     kwargs = {**sampling, **params, "messages": messages, "timeout": timeout}
     kwargs.update(num_retries=0, max_retries=0)
     started = time.monotonic()
+    limit = max_answer_bytes
+    guard = capped(raw_cap(limit, stream), limit) if limit else contextlib.nullcontext()
     try:
         async with asyncio.timeout(timeout + 1.0):  # litellm's own timeout is the first guard
-            if stream:
-                return await _streamed(kwargs, started)
-            response = await litellm.acompletion(**kwargs)
+            with guard:
+                if stream:
+                    return await _streamed(kwargs, started, limit)
+                response = await litellm.acompletion(**kwargs)
     except TimeoutError as exc:
         raise UpstreamTimeout(f"no answer within {timeout:g} s") from exc
     except UpstreamError:
         raise
     except Exception as exc:  # every litellm failure is classified here, once
+        if (over := too_large_in(exc)) is not None:
+            raise UpstreamAnswerTooLarge(str(over)) from exc
         error = classify(exc, timeout)
         if isinstance(error, UpstreamUnreachable):
             error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
         raise error from exc
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
+    text = choice.message.content or ""
+    if limit and len(text) > limit // 4 and len(text.encode()) > limit:
+        raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
     return Answer(
-        text=choice.message.content or "",
+        text=text,
         tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
         tokens_out=getattr(usage, "completion_tokens", 0) or 0,
         finish_reason=choice.finish_reason,
     )
 
 
-async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
+def raw_cap(limit: int, stream: bool) -> int:
+    """Raw bytes to read for an answer of at most *limit* bytes of text: a plain answer is one
+    JSON document (escapes may take 6 bytes for one), a streamed one wraps every token or two
+    in a chunk of a few hundred bytes of JSON."""
+    return (64 if stream else 8) * limit + 65536
+
+
+async def _streamed(kwargs: dict[str, Any], started: float, limit: int | None = None) -> Answer:
     """Stream the seat's answer: the first token's time is known, and a stream that breaks off
-    before its finish is an error, never a truncated answer passed off as whole."""
+    before its finish is an error, never a truncated answer passed off as whole. An answer that
+    grows past *limit* bytes stops being read there."""
     kwargs.update(stream=True, stream_options={"include_usage": True})
     stream = await litellm.acompletion(**kwargs)
     parts: list[str] = []
+    size = 0
     first: float | None = None
     finish: str | None = None
     tokens_in = tokens_out = 0
@@ -245,6 +277,8 @@ async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
         except (TimeoutError, litellm.Timeout):
             raise
         except Exception as exc:
+            if (over := too_large_in(exc)) is not None:
+                raise UpstreamAnswerTooLarge(str(over)) from exc
             raise UpstreamBrokenStream(f"stream broke off: {_short(exc)}") from exc
         for choice in chunk.choices or ():
             text = getattr(choice.delta, "content", None)
@@ -252,6 +286,10 @@ async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
                 if first is None:
                     first = time.monotonic() - started
                 parts.append(text)
+                size += len(text.encode())
+                if limit and size > limit:
+                    await _close(stream)
+                    raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
             finish = choice.finish_reason or finish
         usage = getattr(chunk, "usage", None)
         if usage:
@@ -260,6 +298,14 @@ async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
     if finish is None:
         raise UpstreamBrokenStream("stream broke off before its finish")
     return Answer("".join(parts), tokens_in, tokens_out, first, finish)
+
+
+async def _close(stream: Any) -> None:
+    """Stop reading a stream: its connection is closed rather than drained."""
+    closing = getattr(stream, "aclose", None)
+    if closing is not None:
+        with contextlib.suppress(Exception):
+            await closing()
 
 
 def classify(exc: BaseException, timeout: float) -> UpstreamError:
