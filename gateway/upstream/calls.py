@@ -55,6 +55,10 @@ SETUP_INLINE = frozenset(
 _PASSAGE: contextvars.ContextVar[Passage | None] = contextvars.ContextVar(
     "bench_passage", default=None
 )
+# the turns a call took at the reading gate, ended when the call returns
+_READING: contextvars.ContextVar[list[Passage] | None] = contextvars.ContextVar(
+    "bench_reading", default=None
+)
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 _WAIT = re.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b", re.IGNORECASE)
 
@@ -77,12 +81,18 @@ class Upstream:
       work only, instead of a thread hop each way (gateway/upstream/inline.py).
     - Set-ups pass a gate one at a time, in arrival order, until their request leaves
       (gateway/upstream/gate.py); the session's trace hook says when it does.
+    - Answers are read and parsed the same way, one at a time in order of arrival, through a
+      second gate entered when a response's headers arrive: a thousand answers arriving
+      together would otherwise all be ready on the loop at once, and a health check or a new
+      client would wait behind every one of them (1000 panels: /healthz up to several
+      seconds); through the gate each waits behind at most one.
     """
 
     def __init__(self) -> None:
         self.session: aiohttp.ClientSession | None = None
         self.inline_models: frozenset[str] = frozenset()
         self.gate = SetupGate()
+        self.reading = SetupGate()
         self.executor: inline.InlineWhere | None = None
 
     async def open(self, served: list[str]) -> None:
@@ -91,6 +101,7 @@ class Upstream:
         self.executor = inline.install(asyncio.get_running_loop(), self._is_setup)
         trace = aiohttp.TraceConfig()
         trace.on_request_start.append(_request_leaving)
+        trace.on_request_end.append(self._answer_arrived)
         self.session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, ttl_dns_cache=300),
             cookie_jar=aiohttp.DummyCookieJar(),  # providers never share cookies through us
@@ -120,8 +131,9 @@ class Upstream:
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         model = params.get("model", "")
+        reading: list[Passage] = []
         async with self.gate.passage(model) as passage:
-            token = _PASSAGE.set(passage)
+            token, turns = _PASSAGE.set(passage), _READING.set(reading)
             try:
                 answer = await call_model(
                     params,
@@ -133,8 +145,18 @@ class Upstream:
                 )
             finally:
                 _PASSAGE.reset(token)
+                _READING.reset(turns)
+                for turn in reading:
+                    turn.end()
             self.gate.succeeded(model, passage)
             return answer
+
+    async def _answer_arrived(self, session: Any, context: Any, params: Any) -> None:
+        """A response's headers are in: wait for this call's turn to read and parse it (held
+        until the call returns, or `hold_s`, whichever comes first)."""
+        reading = _READING.get()
+        if reading is not None:
+            reading.append(await self.reading.enter())
 
     def _is_setup(self, fn: Any) -> bool:
         """Is *fn* litellm's set-up of a call to a model whose set-up is CPU work only?
