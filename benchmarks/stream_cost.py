@@ -33,7 +33,9 @@ from typing import Any
 import httpx
 import yaml
 
-from benchmarks.load import HOST, cpu_seconds, free_port, start, stop, wait_healthy
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script, like the others
+
+from load import HOST, cpu_seconds, free_port, start, stop, wait_healthy  # noqa: E402
 
 SEATS = 5
 
@@ -103,13 +105,13 @@ async def streamed_panel(work: Path, sim_url: str, stream_seats: str) -> dict[st
 
 async def per_chunk(sim_url: str, calls: int, runs: int) -> dict[str, Any]:
     """CPU per chunk: the seam's streaming path against a bare litellm stream, alternating."""
-    from gateway.upstream import calls  # (makes litellm offline before it loads)
+    from gateway.upstream import calls as seam_module  # (makes litellm offline first)
 
-    litellm = calls.litellm
+    litellm = seam_module.litellm
 
     params = {"model": "openai/chunky", "api_base": f"{sim_url}/v1", "api_key": "sim-key"}
     messages = [{"role": "user", "content": "Stream it."}]
-    seam = calls.Upstream()
+    seam = seam_module.Upstream()
     await seam.open([params["model"]])
 
     async def ours() -> int:
@@ -165,7 +167,7 @@ async def run(answer_kb: int, chunk_words: int, calls: int, runs: int) -> dict[s
                 {
                     "models": {
                         "*": {"answer": words(answer_kb * 1000)},
-                        "chunky": {"answer": words(chunk_words * 3)},
+                        "chunky": {"answer": " ".join(f"w{i}" for i in range(chunk_words))},
                     }
                 }
             )
@@ -209,7 +211,9 @@ def report(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--answer-kb", type=int, default=200, help="each seat's answer (200)")
-    parser.add_argument("--chunk-words", type=int, default=1500, help="words a chunky call")
+    parser.add_argument(
+        "--chunk-words", type=int, default=1500, help="words a streamed call (1500: 500 chunks)"
+    )
     parser.add_argument("--calls", type=int, default=10, help="streamed calls per run (10)")
     parser.add_argument("--runs", type=int, default=3, help="runs of each (3)")
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")

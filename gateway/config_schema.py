@@ -167,7 +167,9 @@ class GatewaySettings(_Section):
     allowed_hosts: list[Host] = []
     allowed_origins: list[Origin] = []
     public_url: Url | None = None
+    # A seat whose answer is longer ends as an error (reading stops there).
     max_answer_bytes: int = Field(default=4_000_000, ge=1)
+    # Per worker; beyond either, a panel is refused with 503 and Retry-After, nobody seated.
     max_panels_in_flight: int = Field(default=256, ge=1)
     max_seats_in_flight: int = Field(default=2048, ge=1)
     max_messages: int = Field(default=1000, ge=1)
