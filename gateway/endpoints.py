@@ -74,16 +74,29 @@ async def anthropic_count_tokens(request: Request) -> Response:
 async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False) -> Response:
     """Every panel endpoint: the format reads the request into an Ask, the panel is seated, the
     format renders the run. A refusal before seating seats nobody and calls no upstream.
-    *google_keys*: a Gemini route, where keys also come as `x-goog-api-key` or `?key=`."""
+    *google_keys*: a Gemini route, where keys also come as `x-goog-api-key` or `?key=`.
+
+    Admission comes before the body is read: a worker at capacity refuses at once (503), at
+    the cost of a header check, not of reading and parsing a body it will not serve."""
     runtime = runtime_of(request)
+    ticket = None
     try:
         client = await runtime.gatekeeper.client(request, google=google_keys)
+        ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
         ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
         with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
             run = await seat(runtime, ask, key_name=client.name)
     except GatewayError as error:
+        if ticket is not None:
+            ticket.release()
         return fmt.render_error(error)
+    except BaseException:
+        if ticket is not None:
+            ticket.release()
+        raise
+    ticket.resize(len(run.facts.plan.seats))
+    run.start().add_done_callback(ticket.release)
     return await fmt.render_run(run)
 
 

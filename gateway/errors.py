@@ -8,7 +8,8 @@ GatewayError                  rendered as OpenAI's {"error": {message, type, par
 ├── PayloadTooLarge     413   body over the limit, or a prompt no member can hold
 ├── TooManyRequests     429   every seat rate limited or cooling, or a key over its rpm
 ├── PanelFailed         502   seats were called and none answered
-└── Unseatable          503   nobody can be seated
+├── Unseatable          503   nobody can be seated
+└── Overloaded          503   the worker has its most panels or seat calls in flight
 
 UpstreamError                 one seat's failure: becomes a seat status, never an HTTP reply
 ├── UpstreamRateLimited       429 (retry_after in seconds when the upstream said)
@@ -17,6 +18,7 @@ UpstreamError                 one seat's failure: becomes a seat status, never a
 ├── UpstreamAuth              401/403 from the provider
 ├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
 ├── UpstreamBrokenStream      a stream that broke off or was malformed
+├── UpstreamAnswerTooLarge    an answer over `gateway.max_answer_bytes` (reading stopped there)
 └── UpstreamFailed            anything else the provider answered with an error
 """
 
@@ -85,6 +87,12 @@ class Unseatable(GatewayError):
     status, type, code = 503, "service_unavailable", "no_seat_available"
 
 
+class Overloaded(GatewayError):
+    """Admission control: refused before anyone is seated, with a Retry-After."""
+
+    status, type, code = 503, "service_unavailable", "overloaded"
+
+
 def render(error: GatewayError) -> JSONResponse:
     return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
 
@@ -129,6 +137,10 @@ class UpstreamContextWindow(UpstreamError):
 
 class UpstreamBrokenStream(UpstreamError):
     kind = "broken_stream"
+
+
+class UpstreamAnswerTooLarge(UpstreamError):
+    kind = "too_large"
 
 
 class UpstreamFailed(UpstreamError):

@@ -159,6 +159,7 @@ class Fanout:
                 self.sampling,
                 runtime.config.gateway.seat_timeout_s,
                 stream=self.stream,
+                max_answer_bytes=runtime.config.gateway.max_answer_bytes,
             )
         except UpstreamError as exc:
             await self._failed(result, exc)

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.admission import Admission
 from gateway.board import Board
 from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
@@ -33,6 +34,7 @@ class Runtime:
     ledger: Ledger = field(init=False)
     rate_limits: RateLimits = field(init=False)
     gatekeeper: Gatekeeper = field(init=False)
+    admission: Admission = field(init=False)  # this worker's panels and seat calls in flight
     panels: set[asyncio.Task[object]] = field(default_factory=set)  # running, awaited on shutdown
     ready: bool = False
 
@@ -44,6 +46,8 @@ class Runtime:
             self.board, (m.alias for m in catalog.models), (name for name, _ in catalog.shapes)
         )
         self.rate_limits = RateLimits(self.config, self.clock, self.board)
+        settings = self.config.gateway
+        self.admission = Admission(settings.max_panels_in_flight, settings.max_seats_in_flight)
         self.gatekeeper = Gatekeeper(
             self.store, self.config.gateway.require_keys, self.board, self.clock
         )

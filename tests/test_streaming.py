@@ -116,12 +116,14 @@ def test_a_client_that_hangs_up_loses_no_evidence(make_gateway, sim):
     assert gw.http.get("/healthz").status_code == 200
 
 
-def test_seats_stream_upstream_only_for_streamed_panels_by_default(make_gateway, sim):
+def test_seats_stream_upstream_only_with_stream_seats_always(make_gateway, sim):
     gw = make_gateway(duo_raw(sim.url))
     gw.ask("bench/trio")
-    assert [r["stream"] for r in sim.log()] == [False] * 3
     stream(gw)
-    assert [r["stream"] for r in sim.log()[3:]] == [True] * 3
+    assert [r["stream"] for r in sim.log()] == [False] * 6  # a streamed panel too
+    always = make_gateway(duo_raw(sim.url, stream_seats="always"))
+    stream(always)
+    assert [r["stream"] for r in sim.log()[6:]] == [True] * 3
 
 
 def test_a_stream_cut_mid_way_is_an_error_seat_not_a_truncated_answer(make_gateway, sim):

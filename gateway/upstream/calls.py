@@ -9,6 +9,7 @@ exceptions become the gateway's own UpstreamError tree here, in one place.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import os
@@ -23,6 +24,7 @@ import litellm  # the package's __init__ has already made it offline
 import litellm.main
 
 from gateway.errors import (
+    UpstreamAnswerTooLarge,
     UpstreamAuth,
     UpstreamBrokenStream,
     UpstreamContextWindow,
@@ -33,6 +35,7 @@ from gateway.errors import (
     UpstreamUnreachable,
 )
 from gateway.upstream import inline
+from gateway.upstream.capped import CappedResponse, capped, too_large_in
 from gateway.upstream.gate import Passage, SetupGate
 
 litellm.suppress_debug_info = True
@@ -51,6 +54,10 @@ SETUP_INLINE = frozenset(
 )  # fmt: skip
 _PASSAGE: contextvars.ContextVar[Passage | None] = contextvars.ContextVar(
     "bench_passage", default=None
+)
+# the turns a call took at the reading gate, ended when the call returns
+_READING: contextvars.ContextVar[list[Passage] | None] = contextvars.ContextVar(
+    "bench_reading", default=None
 )
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 # An image's data URL, as a provider may echo it in an error: never into a record or a log.
@@ -76,12 +83,18 @@ class Upstream:
       work only, instead of a thread hop each way (gateway/upstream/inline.py).
     - Set-ups pass a gate one at a time, in arrival order, until their request leaves
       (gateway/upstream/gate.py); the session's trace hook says when it does.
+    - Answers are read and parsed the same way, one at a time in order of arrival, through a
+      second gate entered when a response's headers arrive: a thousand answers arriving
+      together would otherwise all be ready on the loop at once, and a health check or a new
+      client would wait behind every one of them (1000 panels: /healthz up to several
+      seconds); through the gate each waits behind at most one.
     """
 
     def __init__(self) -> None:
         self.session: aiohttp.ClientSession | None = None
         self.inline_models: frozenset[str] = frozenset()
         self.gate = SetupGate()
+        self.reading = SetupGate()
         self.executor: inline.InlineWhere | None = None
 
     async def open(self, served: list[str]) -> None:
@@ -90,11 +103,13 @@ class Upstream:
         self.executor = inline.install(asyncio.get_running_loop(), self._is_setup)
         trace = aiohttp.TraceConfig()
         trace.on_request_start.append(_request_leaving)
+        trace.on_request_end.append(self._answer_arrived)
         self.session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, ttl_dns_cache=300),
             cookie_jar=aiohttp.DummyCookieJar(),  # providers never share cookies through us
             trust_env=litellm.aiohttp_trust_env or os.environ.get("AIOHTTP_TRUST_ENV") == "True",
             trace_configs=[trace],
+            response_class=CappedResponse,  # answers over their cap stop being read
         )
         await warm_up()
 
@@ -111,20 +126,39 @@ class Upstream:
         timeout: float,
         *,
         stream: bool = False,
+        max_answer_bytes: int | None = None,
     ) -> Answer:
         """The gateway's `UpstreamCall`: one seat's call, through the gate and the shared
         session."""
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         model = params.get("model", "")
+        reading: list[Passage] = []
         async with self.gate.passage(model) as passage:
-            token = _PASSAGE.set(passage)
+            token, turns = _PASSAGE.set(passage), _READING.set(reading)
             try:
-                answer = await call_model(params, messages, sampling, timeout, stream=stream)
+                answer = await call_model(
+                    params,
+                    messages,
+                    sampling,
+                    timeout,
+                    stream=stream,
+                    max_answer_bytes=max_answer_bytes,
+                )
             finally:
                 _PASSAGE.reset(token)
+                _READING.reset(turns)
+                for turn in reading:
+                    turn.end()
             self.gate.succeeded(model, passage)
             return answer
+
+    async def _answer_arrived(self, session: Any, context: Any, params: Any) -> None:
+        """A response's headers are in: wait for this call's turn to read and parse it (held
+        until the call returns, or `hold_s`, whichever comes first)."""
+        reading = _READING.get()
+        if reading is not None:
+            reading.append(await self.reading.enter())
 
     def _is_setup(self, fn: Any) -> bool:
         """Is *fn* litellm's set-up of a call to a model whose set-up is CPU work only?
@@ -199,42 +233,62 @@ async def call_model(
     timeout: float,
     *,
     stream: bool = False,
+    max_answer_bytes: int | None = None,
 ) -> Answer:
     """Ask one model once, as given (no gate, no shared session unless *params* names one).
-    Raises an UpstreamError subclass on every kind of failure."""
+    Raises an UpstreamError subclass on every kind of failure, UpstreamAnswerTooLarge for an
+    answer over *max_answer_bytes* (of UTF-8 text; reading stops once the raw response is past
+    `raw_cap` of it, when it comes through a session built with `CappedResponse`)."""
     kwargs = {**sampling, **params, "messages": messages, "timeout": timeout}
     kwargs.update(num_retries=0, max_retries=0)
     started = time.monotonic()
+    limit = max_answer_bytes
+    guard = capped(raw_cap(limit, stream), limit) if limit else contextlib.nullcontext()
     try:
         async with asyncio.timeout(timeout + 1.0):  # litellm's own timeout is the first guard
-            if stream:
-                return await _streamed(kwargs, started)
-            response = await litellm.acompletion(**kwargs)
+            with guard:
+                if stream:
+                    return await _streamed(kwargs, started, limit)
+                response = await litellm.acompletion(**kwargs)
     except TimeoutError as exc:
         raise UpstreamTimeout(f"no answer within {timeout:g} s") from exc
     except UpstreamError:
         raise
     except Exception as exc:  # every litellm failure is classified here, once
+        if (over := too_large_in(exc)) is not None:
+            raise UpstreamAnswerTooLarge(str(over)) from exc
         error = classify(exc, timeout)
         if isinstance(error, UpstreamUnreachable):
             error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
         raise error from exc
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
+    text = choice.message.content or ""
+    if limit and len(text) > limit // 4 and len(text.encode()) > limit:
+        raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
     return Answer(
-        text=choice.message.content or "",
+        text=text,
         tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
         tokens_out=getattr(usage, "completion_tokens", 0) or 0,
         finish_reason=choice.finish_reason,
     )
 
 
-async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
+def raw_cap(limit: int, stream: bool) -> int:
+    """Raw bytes to read for an answer of at most *limit* bytes of text: a plain answer is one
+    JSON document (escapes may take 6 bytes for one), a streamed one wraps every token or two
+    in a chunk of a few hundred bytes of JSON."""
+    return (64 if stream else 8) * limit + 65536
+
+
+async def _streamed(kwargs: dict[str, Any], started: float, limit: int | None = None) -> Answer:
     """Stream the seat's answer: the first token's time is known, and a stream that breaks off
-    before its finish is an error, never a truncated answer passed off as whole."""
+    before its finish is an error, never a truncated answer passed off as whole. An answer that
+    grows past *limit* bytes stops being read there."""
     kwargs.update(stream=True, stream_options={"include_usage": True})
     stream = await litellm.acompletion(**kwargs)
     parts: list[str] = []
+    size = 0
     first: float | None = None
     finish: str | None = None
     tokens_in = tokens_out = 0
@@ -247,6 +301,8 @@ async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
         except (TimeoutError, litellm.Timeout):
             raise
         except Exception as exc:
+            if (over := too_large_in(exc)) is not None:
+                raise UpstreamAnswerTooLarge(str(over)) from exc
             raise UpstreamBrokenStream(f"stream broke off: {_short(exc)}") from exc
         for choice in chunk.choices or ():
             text = getattr(choice.delta, "content", None)
@@ -254,6 +310,10 @@ async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
                 if first is None:
                     first = time.monotonic() - started
                 parts.append(text)
+                size += len(text.encode())
+                if limit and size > limit:
+                    await _close(stream)
+                    raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
             finish = choice.finish_reason or finish
         usage = getattr(chunk, "usage", None)
         if usage:
@@ -262,6 +322,14 @@ async def _streamed(kwargs: dict[str, Any], started: float) -> Answer:
     if finish is None:
         raise UpstreamBrokenStream("stream broke off before its finish")
     return Answer("".join(parts), tokens_in, tokens_out, first, finish)
+
+
+async def _close(stream: Any) -> None:
+    """Stop reading a stream: its connection is closed rather than drained."""
+    closing = getattr(stream, "aclose", None)
+    if closing is not None:
+        with contextlib.suppress(Exception):
+            await closing()
 
 
 def classify(exc: BaseException, timeout: float) -> UpstreamError:

@@ -31,6 +31,7 @@ class Passage:
     def __init__(self, gate: SetupGate | None) -> None:
         self._gate = gate
         self.left = False
+        self.timer: asyncio.TimerHandle | None = None
 
     def leave(self) -> None:
         self.left = True
@@ -38,6 +39,8 @@ class Passage:
 
     def end(self) -> None:
         gate, self._gate = self._gate, None
+        if self.timer is not None:
+            self.timer.cancel()
         if gate is not None:
             gate._hand_on()
 
@@ -56,14 +59,18 @@ class SetupGate:
         if key in self.silent:
             yield Passage(None)
             return
-        await self._turn()
-        passage = Passage(self)
-        timer = asyncio.get_running_loop().call_later(self.hold_s, passage.end)
+        passage = await self.enter()
         try:
             yield passage
         finally:
-            timer.cancel()
             passage.end()
+
+    async def enter(self) -> Passage:
+        """Wait for a turn and take it; it ends with `end()`, or by itself after `hold_s`."""
+        await self._turn()
+        passage = Passage(self)
+        passage.timer = asyncio.get_running_loop().call_later(self.hold_s, passage.end)
+        return passage
 
     def succeeded(self, key: str, passage: Passage) -> None:
         """A call that succeeded without ever saying its request left is sent another way."""
