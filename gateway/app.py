@@ -19,12 +19,14 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from gateway import upstream
 from gateway.board import Board
 from gateway.endpoints import ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
 from gateway.guard import Guard
+from gateway.mcp_http import McpEndpoint
 from gateway.runtime import Runtime, UpstreamCall
 from gateway.settings import Config
 from gateway.store import RecordStore, open_store
@@ -50,6 +52,9 @@ def create_app(
         board=board,
     )
 
+    mcp = McpEndpoint(config)
+    routes = [*ROUTES, Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])]
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         await runtime.store.open()
@@ -60,7 +65,8 @@ def create_app(
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
         try:
-            yield
+            async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp_http.py)
+                yield
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
@@ -69,9 +75,9 @@ def create_app(
             await runtime.store.close()
 
     app = Starlette(
-        routes=ROUTES,
+        routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, routes=ROUTES, **_web_access(config))],
+        middleware=[Middleware(Guard, routes=routes, **_web_access(config))],
         exception_handlers={
             GatewayError: _gateway_error,
             HTTPException: _http_error,

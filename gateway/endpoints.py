@@ -10,13 +10,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway.asking import COLLECTION_PREFIX, MERGED, collection_named, json_object
+from gateway.asking import COLLECTION_PREFIX, MERGED, Ask, collection_named, json_object
 from gateway.errors import GatewayError, NotFound, PayloadTooLarge
 from gateway.formats import Format, anthropic, chat, completions, gemini, ollama, responses
 from gateway.keys import Client
 from gateway.openapi import describe
-from gateway.panel import seat
+from gateway.pending import post_pending
 from gateway.runtime import Runtime
+from gateway.seating import start_panel
 from gateway.verdicts import parse_verdict
 from routing import ROUTER_PANEL
 from routing.errors import echo
@@ -79,24 +80,16 @@ async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False)
     Admission comes before the body is read: a worker at capacity refuses at once (503), at
     the cost of a header check, not of reading and parsing a body it will not serve."""
     runtime = runtime_of(request)
-    ticket = None
+
+    async def read() -> Ask:
+        raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        return fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
+
     try:
         client = await runtime.gatekeeper.client(request, google=google_keys)
-        ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
-        raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-        ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
-        with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
-            run = await seat(runtime, ask, key_name=client.name)
+        run = await start_panel(runtime, client, read)
     except GatewayError as error:
-        if ticket is not None:
-            ticket.release()
         return fmt.render_error(error)
-    except BaseException:
-        if ticket is not None:
-            ticket.release()
-        raise
-    ticket.resize(len(run.facts.plan.seats))
-    run.start().add_done_callback(ticket.release)
     return await fmt.render_run(run)
 
 
@@ -175,7 +168,11 @@ async def post_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
     client = await runtime.gatekeeper.client(request)
     raw = await read_body(request, 1_000_000)
-    verdict = parse_verdict(raw)
+    return JSONResponse(await judge(runtime, client, parse_verdict(raw)))
+
+
+async def judge(runtime: Runtime, client: Client, verdict: dict[str, Any]) -> dict[str, Any]:
+    """Record a parsed verdict for *client* (the route's and the MCP tool's one way)."""
     # Another key's call is unknown to this one, in the same words: existence does not leak.
     call = await runtime.store.call(verdict["call"], owner=client.owner)
     outcome = None
@@ -188,7 +185,7 @@ async def post_verdict(request: Request) -> Response:
     if written:
         prior = None if previous is None else bool(previous["useful"])
         runtime.ledger.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
-    return JSONResponse({"call": verdict["call"], "recorded": written})
+    return {"call": verdict["call"], "recorded": written}
 
 
 async def get_panel(request: Request) -> Response:
@@ -360,6 +357,7 @@ ROUTES = [
     Route("/bench/panels/{panel}", get_panel, methods=["GET"]),
     Route("/bench/calls/{call}", get_call, methods=["GET"]),
     Route("/bench/models", bench_models, methods=["GET"]),
+    Route("/bench/pending", post_pending, methods=["POST"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi_json, methods=["GET"]),
     *OLLAMA_GEMINI_ROUTES,

@@ -339,6 +339,28 @@ TOKEN_COUNT = {
 }
 
 
+_IDS: Schema = {"type": "array", "items": {"type": "string"}}
+PENDING_REQUEST: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "calls": {**_IDS, "maxItems": 1000},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+    },
+}
+# Another key's call is `unknown`, in the same words as one that does not exist.
+PENDING: Schema = {
+    "type": "object",
+    "required": ["pending"],
+    "properties": {
+        "pending": _IDS,
+        "judged": _IDS,
+        "unanswered": _IDS,
+        "unknown": _IDS,
+        "owed": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
 def _op(
     summary: str,
     ok: Schema,
@@ -577,6 +599,8 @@ def describe() -> Schema:
                 "Error": ERROR,
                 "Verdict": VERDICT,
                 "Recorded": RECORDED,
+                "PendingRequest": PENDING_REQUEST,
+                "Pending": PENDING,
                 "CallRecord": CALL_RECORD,
                 "PanelRecord": PANEL_RECORD,
                 "ModelList": MODEL_LIST,
@@ -610,6 +634,14 @@ def describe() -> Schema:
                     "Verdict",
                     ("400", "401"),
                     mine=True,
+                )
+            },
+            "/bench/pending": {
+                "post": _op(
+                    "Which calls are answered and unjudged (without calls: the newest owed)",
+                    _json("Pending", "the calls sorted by verdict state"),
+                    "PendingRequest",
+                    ("400", "401"),
                 )
             },
             "/bench/panels/{panel}": {

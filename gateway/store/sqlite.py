@@ -234,6 +234,44 @@ class SqliteStore:
         call["verdict"] = self._current_verdict(call["id"])
         return call
 
+    async def verdict_states(self, call_ids: list[str], owner: str | None = None) -> dict[str, str]:
+        return await self._run(self._verdict_states, call_ids, owner)
+
+    def _verdict_states(self, call_ids: list[str], owner: str | None) -> dict[str, str]:
+        """Each known call's state: pending (answered, unjudged), judged or unanswered."""
+        assert self._db is not None
+        states: dict[str, str] = {}
+        wanted = list(dict.fromkeys(call_ids))
+        for start in range(0, len(wanted), 500):  # under SQLite's bound-parameter limit
+            chunk = wanted[start : start + 500]
+            rows = self._db.execute(
+                "SELECT c.id, c.status, EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id) "
+                "AS judged FROM calls c JOIN panels p ON p.id = c.panel_id "
+                f"WHERE c.id IN ({', '.join('?' * len(chunk))}) "
+                "AND (? IS NULL OR p.key_name = ?)",
+                (*chunk, owner, owner),
+            ).fetchall()
+            for row in rows:
+                judged, answered = row["judged"], row["status"] == "ok"
+                states[row["id"]] = "judged" if judged else "pending" if answered else "unanswered"
+        return states
+
+    async def owed(self, owner: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        return await self._run(self._owed, owner, limit)
+
+    def _owed(self, owner: str | None, limit: int) -> list[dict[str, Any]]:
+        """The newest answered seats that no verdict judges yet (mergers aside)."""
+        assert self._db is not None
+        rows = self._db.execute(
+            "SELECT c.id AS call, c.panel_id AS panel, c.seat, c.alias, c.finished, "
+            "p.collection FROM calls c JOIN panels p ON p.id = c.panel_id "
+            "WHERE c.status = 'ok' AND c.seat != 'merger' AND (? IS NULL OR p.key_name = ?) "
+            "AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id) "
+            "ORDER BY c.started DESC LIMIT ?",
+            (owner, owner, limit),
+        ).fetchall()
+        return [dict(row) for row in rows]
+
     async def standings(self) -> dict[str, Any]:
         return await self._run(self._standings)
 
