@@ -1,4 +1,5 @@
-"""The `bench-gateway` command: serve, demo, simulate, check-config.
+"""The `bench-gateway` command: serve, demo, simulate, check-config, keys; and the client
+commands (ask, verdict, status, mcp) from gateway/client_cli.py.
 
 Exit codes: 0 ok, 1 failed (reason on stderr), 2 bad usage.
 """
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from gateway import process
+from gateway import client_cli, process
 from gateway.settings import Config, ConfigError, load_config
 
 DEFAULT_CONFIG = "config/bench.yaml"
@@ -24,6 +25,9 @@ EXAMPLES = """examples:
   bench-gateway simulate --port 8199 --spec config/simulate.yaml
   bench-gateway check-config --config config/bench.yaml
   bench-gateway keys create ci-bot --collections reviewers --rpm 30
+  git diff | bench-gateway ask core 'Review this diff.'   # answers on stdout, seats on stderr
+  bench-gateway verdict p1a2b3c4d5e6.member1 --useful
+  claude mcp add bench -- bench-gateway mcp            # the bench's tools for an agent
 """
 
 
@@ -94,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     keys.add_argument("--collections", help="comma-separated collections it may use (default all)")
     keys.add_argument("--rpm", type=int, help="requests per minute it may send")
     keys.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
+    client_cli.add_commands(command)
     return parser
 
 
@@ -119,6 +124,8 @@ def workers_wanted(flag: int | str | None, config: Config) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command in client_cli.COMMANDS:  # clients of a running gateway: no litellm here
+        return client_cli.run(args)
     process.set_environment()  # before any command can import litellm
     try:
         if args.command == "check-config":

@@ -31,9 +31,10 @@ from gateway.asking import Ask
 from gateway.errors import GatewayError, render
 from gateway.formats import chat
 from gateway.keys import Client
-from gateway.mcp_server import Progress, Refused, build_server
+from gateway.mcp_server import Progress, build_server
 from gateway.panel import PanelEnded, SeatFinished
 from gateway.pending import pending
+from gateway.remote import Refused
 from gateway.runtime import Runtime
 from gateway.seating import start_panel
 from gateway.settings import Config

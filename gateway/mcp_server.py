@@ -18,6 +18,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from gateway.remote import Refused
+
 INSTRUCTIONS = """\
 Bench Gateway seats a panel of several language models on one prompt and returns every answer \
 side by side, each with a call id. Use it for second opinions on code, designs and facts.
@@ -34,16 +36,6 @@ unjudged calls teach the bench nothing.
 """
 
 Progress = Callable[[int, int, str], Awaitable[None]]
-
-
-class Refused(Exception):
-    """The gateway refused or failed the request: its message, and the seats when there were
-    any (a panel where no seat answered still lists them)."""
-
-    def __init__(self, message: str, bench: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.bench = bench
 
 
 class Bench(Protocol):
@@ -144,7 +136,7 @@ def build_server(bench_of: BenchOf) -> MCPServer:
     @server.tool(
         structured_output=False,
         description="The collections (panels of models) this key may ask, with their "
-        "members, shape and description. Call once before `ask`."
+        "members, shape and description. Call once before `ask`.",
     )
     async def list_collections(ctx: Context) -> str:
         try:
@@ -168,7 +160,7 @@ def build_server(bench_of: BenchOf) -> MCPServer:
         description="Ask a panel of models one prompt; every seat answers in parallel. Returns "
         "every answer side by side and a seat table with each call id and status. Then check "
         "the answers and send a `verdict` for each answered call. Takes seconds to minutes; "
-        "progress is reported as seats finish."
+        "progress is reported as seats finish.",
     )
     @python_names(**{"with": "nominees"})
     async def ask(
@@ -216,7 +208,7 @@ def build_server(bench_of: BenchOf) -> MCPServer:
     @server.tool(
         structured_output=False,
         description="Judge one seat's answer by its call id (from ask's seat table): useful "
-        "true or false, after checking it. Sending again replaces the verdict."
+        "true or false, after checking it. Sending again replaces the verdict.",
     )
     @python_names(**{"false": "false_claims"})
     async def verdict(
@@ -247,7 +239,7 @@ def build_server(bench_of: BenchOf) -> MCPServer:
     @server.tool(
         structured_output=False,
         description="Which of these call ids are answered and not yet judged (the verdicts "
-        "you still owe), which are judged, unanswered, or unknown to this key."
+        "you still owe), which are judged, unanswered, or unknown to this key.",
     )
     async def pending_verdicts(
         calls: Annotated[

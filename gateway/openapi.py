@@ -361,6 +361,7 @@ PENDING: Schema = {
     },
 }
 
+
 def _op(
     summary: str,
     ok: Schema,
@@ -455,6 +456,8 @@ def _anthropic() -> tuple[dict[str, Any], dict[str, Any]]:
         },
     }
     return {"post": messages}, {"post": count}
+
+
 # -- OpenAI Responses, legacy completions, one model (issue 13) ---------------------------------
 
 _SEATS_HEADER = {

@@ -222,11 +222,14 @@ def test_mcp_over_http_needs_the_gateway_key(make_gateway, sim):
 def test_mcp_requests_pass_the_guard_and_a_foreign_host_does_not(gateway):
     accept = {"Accept": "application/json, text/event-stream"}
     bad_host = gateway.http.post(
-        "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
         headers={**accept, "Host": "evil.example"},
     )
     assert bad_host.status_code == 403
-    text = gateway.http.post("/mcp", content=b"{}", headers={**accept, "Content-Type": "text/plain"})
+    text = gateway.http.post(
+        "/mcp", content=b"{}", headers={**accept, "Content-Type": "text/plain"}
+    )
     assert text.status_code == 415
     # GET without a session and DELETE of an unknown session are answered per the transport
     assert gateway.http.get("/mcp", headers={"Accept": "text/event-stream"}).status_code in (
