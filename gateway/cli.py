@@ -123,7 +123,10 @@ def workers_wanted(flag: int | str | None, config: Config) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not client_cli.takes_late_prompt(args, extra):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command in client_cli.COMMANDS:  # clients of a running gateway: no litellm here
         return client_cli.run(args)
     process.set_environment()  # before any command can import litellm

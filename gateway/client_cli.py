@@ -73,6 +73,16 @@ def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser]) ->
         parser.epilog = f"{parser.epilog}\n\n{CONNECTION}"
 
 
+def takes_late_prompt(args: argparse.Namespace, extra: list[str]) -> bool:
+    """`ask core --json 'the prompt'`: argparse leaves a prompt that follows a flag unparsed."""
+    if args.command != "ask" or args.prompt is not None or len(extra) != 1:
+        return False
+    if extra[0].startswith("-"):
+        return False
+    args.prompt = extra[0]
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     url, key = settings(args.url, args.key)
     if args.command == "mcp":
@@ -170,12 +180,13 @@ async def status(gateway: RemoteGateway) -> int:
     print(f"gateway {gateway.url}")
     print(f"{'model':<16} {'connection':<12} {'role':<10} seated answered useful/judged  rpm  now")
     for m in models:
+        n = {k: m.get(k) or 0 for k in ("seated", "answered", "useful", "judged", "rpm_used")}
         cooling = m.get("cooling_until")
         state = f"cooling {cooling - now:.0f} s ({m.get('cooling_why')})" if cooling else "ready"
         print(
-            f"{m['alias']:<16} {m['connection']:<12} {m['role']:<10} {m.get('seated', 0):>6} "
-            f"{m.get('answered', 0):>8} {m.get('useful', 0):>6}/{m.get('judged', 0):<6} "
-            f"{m.get('rpm_used', 0):>4}  {state}"
+            f"{m['alias']:<16} {m.get('connection') or '-':<12} {m.get('role') or '-':<10} "
+            f"{n['seated']:>6} {n['answered']:>8} {n['useful']:>6}/{n['judged']:<6} "
+            f"{n['rpm_used']:>4}  {state}"
         )
     calls = owed.get("owed") or []
     print(f"owed verdicts: {len(calls)}{'+' if len(calls) >= 50 else ''}")
