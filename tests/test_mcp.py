@@ -239,3 +239,27 @@ def test_mcp_requests_pass_the_guard_and_a_foreign_host_does_not(gateway):
     )
     gone = gateway.http.delete("/mcp", headers={"mcp-session-id": "nope"})
     assert gone.status_code == 404
+
+
+def test_bench_pending_sorts_a_keys_own_calls_and_another_keys_are_unknown(make_gateway, sim):
+    gw = make_gateway(bench_raw(sim.url, require_keys=True))
+    mine, theirs = add_key(gw, "mine"), add_key(gw, "theirs")
+    asked = gw.http.post(
+        "/v1/chat/completions",
+        json={"model": "bench/solo", "messages": [{"role": "user", "content": "hi"}]},
+        headers={"x-api-key": mine},
+    ).json()
+    call = asked["bench"]["seats"][0]["call"]
+    own = gw.http.post("/bench/pending", json={"calls": [call]}, headers={"x-api-key": mine})
+    assert own.json()["pending"] == [call]
+    listed = gw.http.post("/bench/pending", json={}, headers={"x-api-key": mine}).json()
+    seats = {s["call"] for s in asked["bench"]["seats"] if s["status"] == "ok"}
+    assert set(listed["pending"]) == seats and {r["call"] for r in listed["owed"]} == seats
+    other = gw.http.post("/bench/pending", json={"calls": [call]}, headers={"x-api-key": theirs})
+    assert other.json()["unknown"] == [call] and other.json()["pending"] == []
+    assert gw.http.post("/bench/pending", json={}, headers={"x-api-key": theirs}).json() == {
+        "pending": [],
+        "owed": [],
+    }
+    bad = gw.http.post("/bench/pending", json={"calls": "x"}, headers={"x-api-key": mine})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "calls"
