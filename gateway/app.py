@@ -53,7 +53,9 @@ def create_app(
     )
 
     mcp = McpEndpoint(config)
-    routes = [*ROUTES, Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])]
+    # Stateless MCP: no stream to GET and no session to DELETE, so those are 405 (as the
+    # transport allows), POST only.
+    routes = [*ROUTES, Route("/mcp", mcp, methods=["POST"])]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):

@@ -1,10 +1,10 @@
 """`POST /mcp`: the bench's MCP tools on the gateway itself, over MCP's streamable HTTP.
 
 The request carries the gateway key (`Authorization: Bearer` or `x-api-key`) like every route:
-it is checked before the MCP SDK sees the request (401 as any route), and each session is bound
-to the key that opened it (the SDK answers another key's session id as unknown). A tool call
-seats its panel through gateway/seating.py, the path every route takes: the same admission, scope
-and rpm.
+it is checked before the MCP SDK sees the request (401 as any route). The transport runs
+stateless: every request stands alone and is checked on its own, so no session can outlive its
+key's revocation, and any of a gateway's workers serves any request. A tool call seats its
+panel through gateway/seating.py, the path every route takes: the same admission, scope and rpm.
 
 DNS rebinding: the gateway's guard checks Host and Origin first; the SDK's own check stays on,
 given the same names (loopback on any port, since the guard pins the bound port already;
@@ -19,8 +19,6 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -127,7 +125,10 @@ class McpEndpoint:
         self.server = build_server(bench_of)
         # Built for its session manager; the app it returns is not mounted (its lifespan would
         # never run): the gateway routes /mcp here and runs the manager in its own lifespan.
+        # Stateless: each request stands alone (progress still streams on the POST's own
+        # reply), so a gateway's workers can each serve any request of any client.
         self.server.streamable_http_app(
+            stateless_http=True,
             transport_security=transport_security(config),
             max_request_body_size=config.gateway.max_body_bytes,
         )
@@ -141,7 +142,4 @@ class McpEndpoint:
         except GatewayError as error:
             return await render(error)(scope, receive, send)
         scope[CLIENT] = client
-        # The SDK binds a session to the user that opened it: another key is told it is unknown.
-        token = AccessToken(token="", client_id=client.name, scopes=[])
-        scope["user"] = AuthenticatedUser(token)
         await self.manager.handle_request(scope, receive, send)
