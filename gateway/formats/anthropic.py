@@ -98,7 +98,7 @@ def count(raw: bytes, headers: dict[str, str], config: Config) -> tuple[str, int
 
 def _read(body: dict[str, Any], headers: dict[str, str], config: Config, counting: bool) -> Ask:
     _refuse_unknown(body)
-    model = body.get("model")
+    model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     max_tokens = body.get("max_tokens")
     if not counting and max_tokens is None:

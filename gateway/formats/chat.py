@@ -44,7 +44,7 @@ _TOOLS = ("function_call", "functions", "parallel_tool_calls", "tool_choice", "t
 def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
     """A chat-completions body (and the X-Panel-* headers, lower-cased) as an Ask."""
     body = json_object(raw)
-    model = body.get("model")
+    model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     messages = chat_messages(body.get("messages"))
     one_choice(body)

@@ -41,7 +41,7 @@ DONE = b"data: [DONE]\n\n"
 def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
     """A completions body (and the X-Panel-* headers, lower-cased) as an Ask."""
     body = json_object(raw)
-    model = body.get("model")
+    model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     prompt = _prompt(body.get("prompt"))
     one_choice(body)
