@@ -25,6 +25,8 @@ BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
 DOC_URL = "http://127.0.0.1:8123"
 # What every simulated seat answers: JSON, so the structured-output snippet has something a
 # model asked for a JSON reply would send, and plain text to every other snippet.
+SDKS = ("openai-chat", "openai-responses", "openai-completions", "anthropic", "ollama",
+        "google-genai", "langchain", "langchain-structured")  # fmt: skip
 ANSWER = {"safe": False, "reasons": ["the loop never backs off"]}
 
 
@@ -65,8 +67,7 @@ def test_every_python_block_is_titled_so_it_is_run():
     assert re.findall(r"^```python\n", text, re.M) == [], "an untitled block would not be run"
     titles = [title for _lang, title, _code in BLOCK.findall(text)]
     assert len(titles) == len(set(titles))
-    assert {"openai-chat", "openai-responses", "openai-completions", "anthropic", "ollama",
-            "google-genai", "langchain", "langchain-structured"} <= set(blocks("python"))  # fmt: skip
+    assert set(SDKS) <= set(blocks("python"))
 
 
 @pytest.mark.parametrize("title", sorted(blocks("python")))
