@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -181,8 +182,9 @@ async def run(runs: int, panels: int) -> dict[str, Any]:
                              "--config", str(config)], gw_log)  # fmt: skip
             url = f"http://{HOST}:{port}"
             await wait_healthy(url, gateway, gw_log)
-            began = time.monotonic()
+            began, load = time.monotonic(), [os.getloadavg()[0]]
             ms = await measure(url, gateway.pid, runs, panels)
+            load.append(os.getloadavg()[0])
         finally:
             stop(gateway)
             stop(sim)
@@ -191,6 +193,8 @@ async def run(runs: int, panels: int) -> dict[str, Any]:
         "panels_per_cell": panels,
         "seats": SEATS,
         "seconds": round(time.monotonic() - began, 1),
+        "load_average": [round(x, 1) for x in load],  # 1-minute, at the start and at the end
+        "cores": os.cpu_count(),
         "formats": summarise(ms),
         "ms": ms,
     }
@@ -217,6 +221,7 @@ def table(result: dict[str, Any]) -> str:
 
 
 def section(result: dict[str, Any], command: str) -> str:
+    load = result.get("load_average", ["?", "?"])
     return "\n".join(
         [
             BEGIN,
@@ -227,7 +232,9 @@ def section(result: dict[str, Any], command: str) -> str:
             f"format and mode, {result['panels_per_cell']} panels 4 at a time, every reply read "
             f"whole; the gateway's CPU (utime + stime) over the batch ÷ panels. {result['runs']} "
             "runs, the order of formats rotated run by run; each ratio is taken within a run "
-            f"against chat in the same mode (median, range in brackets). Goal: ≤ {GOAL}× chat.",
+            f"against chat in the same mode (median, range in brackets). Goal: ≤ {GOAL}× chat. "
+            f"Load average at the start and end: {load[0]} and {load[1]} on {result['cores']} "
+            "cores (a machine shared with other work: the spread is mostly its noise).",
             "",
             table(result),
             "",
