@@ -13,7 +13,7 @@ import sqlite3
 from typing import Any
 
 MAX_LIMIT = 100
-OWED_HORIZON = 10_000  # the newest answered seats the owed count looks at
+OWED_HORIZON = 2_000  # the newest answered seats the owed count looks at
 
 # A seat is owed a verdict when it answered and nobody judged it.
 _OWED_SEAT = (
