@@ -107,6 +107,13 @@ class RateLimits:
         cap = self._model_caps.get(alias)
         return self.board.used(f"model:{alias}", cap, self.clock()) if cap is not None else None
 
+    def connection_use(self, name: str) -> tuple[int, int] | None:
+        """(calls in the last 60 s or in flight, cap) on a capped connection; None: no cap."""
+        cap = self._connection_caps.get(name)
+        if cap is None:
+            return None
+        return self.board.used(f"connection:{name}", cap, self.clock()), cap
+
 
 def _cool(alias: str) -> str:
     return f"cool:{alias}"
