@@ -51,7 +51,8 @@ async def ask_panel(request: Request, fmt: Format) -> Response:
     try:
         client = await runtime.gatekeeper.client(request)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-        ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
+        body = await runtime.bodies.read(raw, fmt.check)  # a heavy one off the loop
+        ask = fmt.read(body, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
         client.check(ask.collection)
         run = await seat(runtime, ask, key_name=client.name)
     except GatewayError as error:

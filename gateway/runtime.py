@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.board import Board
+from gateway.bodies import BodyReader
 from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
 from gateway.limits import RateLimits
@@ -33,6 +34,7 @@ class Runtime:
     ledger: Ledger = field(init=False)
     rate_limits: RateLimits = field(init=False)
     gatekeeper: Gatekeeper = field(init=False)
+    bodies: BodyReader = field(init=False)
     panels: set[asyncio.Task] = field(default_factory=set)  # running panels, awaited on shutdown
     ready: bool = False
 
@@ -47,6 +49,7 @@ class Runtime:
         self.gatekeeper = Gatekeeper(
             self.store, self.config.gateway.require_keys, self.board, self.clock
         )
+        self.bodies = BodyReader(self.config.gateway)
 
     def scrub(self, text: str | None) -> str | None:
         """Keep resolved secrets out of anything written or shown."""

@@ -1,7 +1,9 @@
 """Client formats: one module per format, each with the same two halves.
 
-- **read**: the format's request (body and headers) -> an `Ask` (gateway/asking.py), refusing
-  what is malformed in the format's own words;
+- **read**: the format's request -> an `Ask` (gateway/asking.py), in two steps: `check`, pure,
+  turns the parsed body into the fields the format reads, each bounded, refusing what is
+  malformed in the format's own words (it may run in another process: gateway/bodies.py); then
+  `read` makes the Ask from them and the headers;
 - **render**: a `PanelRun` -> the format's reply: its plain body from `completion()` or
   `failure()`, its stream from `events()`, and its errors in its own shape.
 
@@ -11,12 +13,13 @@ module here and a route, and nothing else changes. `chat` is OpenAI chat complet
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from starlette.responses import Response
 
     from gateway.asking import Ask
+    from gateway.config_schema import GatewaySettings
     from gateway.errors import GatewayError
     from gateway.panel import PanelRun
     from gateway.settings import Config
@@ -25,7 +28,9 @@ if TYPE_CHECKING:
 class Format(Protocol):
     """The two halves of a client format; each format module is one (gateway/endpoints.py)."""
 
-    def read(self, raw: bytes, headers: dict[str, str], config: Config) -> Ask: ...
+    def check(self, body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]: ...
+
+    def read(self, body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask: ...
 
     async def render_run(self, run: PanelRun) -> Response: ...
 
