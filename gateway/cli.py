@@ -199,6 +199,7 @@ def _print_problems(exc: ConfigError, err: TextIO) -> None:
 def serve(path: str, host: str, port: int, workers: int = 1) -> int:
     import uvicorn
 
+    from gateway.protocol import PROTOCOL
     from gateway.runtime import board_size
     from gateway.workers import run as run_workers
     from gateway.workers import shared_board
@@ -222,6 +223,7 @@ def serve(path: str, host: str, port: int, workers: int = 1) -> int:
         log_level="info",
         access_log=False,
         timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
+        http=PROTOCOL,  # request heads bounded in size and time (gateway/protocol.py)
     )
     if workers > 1 and workers_supported():
         size = board_size(config)
