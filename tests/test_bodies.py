@@ -58,7 +58,8 @@ def test_a_million_and_a_half_logit_bias_keys_are_refused_without_stalling_healt
 def test_a_hundred_thousand_empty_messages_are_refused_without_stalling_health(
     gateway, sim, tmp_path
 ):
-    body = b'{"model": "bench/trio", "messages": [' + b",".join([b"{}"] * 100_000) + b"]}"
+    empty = b'{"role": "user", "content": ""}'
+    body = b'{"model": "bench/trio", "messages": [' + b",".join([empty] * 100_000) + b"]}"
     response, worst = while_polling_health(gateway, lambda: post(gateway, body))
     error = assert_openai_error(response, 400)
     assert error["param"] == "messages"
