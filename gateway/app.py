@@ -65,6 +65,7 @@ def create_app(
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
+            await runtime.bodies.close()
             if way_out is not None:
                 await way_out.close()
             await runtime.store.close()

@@ -29,7 +29,7 @@ from gateway.keys import KEY_NAME, LOCAL, key_record, new_key
 from gateway.runtime import Runtime
 from gateway.sessions import ADMIN_TOKEN_ENV, Access, check_csrf, csrf_token
 from gateway.store.pages import UnknownCursor
-from gateway.verdicts import judge, parse_verdict
+from gateway.verdicts import check_verdict, judge
 
 POLL_S = 1.0  # how often an open event stream looks for new records
 STREAM_S = 25.0  # an event stream ends after this; the browser reconnects (`retry`)
@@ -153,8 +153,9 @@ async def give_verdict(request: Request) -> Response:
     """A verdict from the page: what `POST /bench/verdict` does, for whoever opened the page."""
     who = _allowed(request)
     check_csrf(request)
-    verdict = parse_verdict(await read_body(request, 1_000_000))
-    written = await judge(runtime_of(request), verdict, by=who, owner=None)
+    runtime = runtime_of(request)
+    verdict = await runtime.bodies.read(await read_body(request, 1_000_000), check_verdict)
+    written = await judge(runtime, verdict, by=who, owner=None)
     return _json({"call": verdict["call"], "recorded": written})
 
 

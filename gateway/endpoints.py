@@ -19,7 +19,7 @@ from gateway.openapi import describe
 from gateway.panel import seat
 from gateway.runtime import Runtime
 from gateway.store.pages import MAX_LIMIT, UnknownCursor
-from gateway.verdicts import judge, parse_verdict
+from gateway.verdicts import check_verdict, judge
 from routing import ROUTER_PANEL
 from routing.errors import echo
 
@@ -62,8 +62,9 @@ async def anthropic_count_tokens(request: Request) -> Response:
     try:
         client = await runtime.gatekeeper.client(request)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        body = await runtime.bodies.read(raw, anthropic.check)  # a heavy one off the loop
         headers = {k.lower(): v for k, v in request.headers.items()}
-        collection, tokens = anthropic.count(raw, headers, runtime.config)
+        collection, tokens = anthropic.count(body, headers, runtime.config)
         client.check(collection)
     except GatewayError as error:
         return anthropic.render_error(error)
@@ -86,7 +87,8 @@ async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False)
         client = await runtime.gatekeeper.client(request, google=google_keys)
         ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-        ask = fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
+        body = await runtime.bodies.read(raw, fmt.check)  # a heavy one off the loop
+        ask = fmt.read(body, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
         with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
             run = await seat(runtime, ask, key_name=client.name)
     except GatewayError as error:
@@ -176,7 +178,8 @@ async def get_model(request: Request) -> Response:
 async def post_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
     client = await runtime.gatekeeper.client(request)
-    verdict = parse_verdict(await read_body(request, 1_000_000))
+    raw = await read_body(request, 1_000_000)
+    verdict = await runtime.bodies.read(raw, check_verdict)
     written = await judge(runtime, verdict, by=client.name, owner=client.owner)
     return JSONResponse({"call": verdict["call"], "recorded": written})
 
@@ -284,7 +287,8 @@ async def gemini_count_tokens(request: Request) -> Response:
         client = await runtime.gatekeeper.client(request, google=True)
         _entry(request, client, gemini.model_of(request.path_params["model"]))
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-        tokens = gemini.count_tokens(raw)
+        body = await runtime.bodies.read(raw, gemini.COUNT_CHECK)  # a heavy one off the loop
+        tokens = gemini.count_tokens(body, runtime.config.gateway.max_messages)
     except GatewayError as error:
         return gemini.render_error(error)
     return JSONResponse({"totalTokens": tokens})

@@ -1,10 +1,14 @@
-"""Reading a verdict: `{"call", "useful", "note"?, "real"?: [...], "false"?: [...]}`."""
+"""Reading a verdict: `{"call", "useful", "note"?, "real"?: [...], "false"?: [...]}`.
+
+Its body (at most 1 MB) is read as a panel's is (gateway/bodies.py): one that could take long
+to parse is parsed and checked in the body reader's child process. Every check here is bounded
+(a list's length is looked at before its items), so it costs little wherever it runs."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gateway.asking import json_object
+from gateway.config_schema import GatewaySettings
 from gateway.errors import BadRequest, NotFound
 
 if TYPE_CHECKING:
@@ -15,8 +19,8 @@ MAX_NOTE = 10_000
 MAX_CLAIMS = 200
 
 
-def parse_verdict(raw: bytes) -> dict[str, Any]:
-    body = json_object(raw, "The verdict")
+def check_verdict(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
+    """A parsed verdict, checked, as the fields recorded (a `bodies.Check`; *settings* unused)."""
     unknown = sorted(set(body) - _FIELDS)
     if unknown:
         raise BadRequest(f"Unknown verdict field(s): {', '.join(unknown)}.", param=unknown[0])
