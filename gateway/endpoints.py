@@ -17,6 +17,7 @@ from gateway.keys import Client
 from gateway.openapi import describe
 from gateway.panel import seat
 from gateway.runtime import Runtime
+from gateway.usage import month_of, usage_body
 from gateway.verdicts import parse_verdict
 from routing import ROUTER_PANEL
 from routing.errors import echo
@@ -225,10 +226,23 @@ async def bench_models(request: Request) -> Response:
                 **runtime.ledger.row(model.alias),
                 "cooling_until": cooldown.until if cooldown else None,
                 "cooling_why": cooldown.why if cooldown else None,
+                "cooling_source": cooldown.source if cooldown else None,
                 "rpm_used": runtime.rate_limits.rpm_use(model.alias),
+                "rpd": runtime.rate_limits.rpd_of(model.alias),
+                "used_today": runtime.rate_limits.used_today(model.alias),
             }
         )
     return JSONResponse({"models": rows})
+
+
+async def bench_usage(request: Request) -> Response:
+    """Calls, tokens and errors per day, model, connection and key for one month: a key sees
+    its own usage, `local` (keys not required) every key's."""
+    runtime = runtime_of(request)
+    client = await runtime.gatekeeper.client(request)
+    zone = runtime.config.gateway.quota_day_tz
+    year, month = month_of(request.query_params.get("month"), runtime.clock(), zone)
+    return JSONResponse(await usage_body(runtime.store, year, month, zone, client.owner))
 
 
 # -- Ollama and Gemini ---------------------------------------------------------------------------
@@ -360,6 +374,7 @@ ROUTES = [
     Route("/bench/panels/{panel}", get_panel, methods=["GET"]),
     Route("/bench/calls/{call}", get_call, methods=["GET"]),
     Route("/bench/models", bench_models, methods=["GET"]),
+    Route("/bench/usage", bench_usage, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi_json, methods=["GET"]),
     *OLLAMA_GEMINI_ROUTES,

@@ -81,6 +81,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0004_learned_limits_and_usage",
+        """
+        CREATE TABLE learned_limits (
+            alias TEXT PRIMARY KEY,
+            until REAL NOT NULL,
+            why TEXT NOT NULL,
+            source TEXT NOT NULL,
+            learned REAL NOT NULL
+        );
+        CREATE INDEX calls_by_started ON calls (started);
+        """,
+    ),
 )
 
 
