@@ -41,6 +41,7 @@ _BODY_WAIT = re.compile(
     re.IGNORECASE,
 )
 _BODY_RESET = re.compile(r"x-ratelimit-reset[\"']?\s*[:=]\s*[\"']?(\d+(?:\.\d+)?)", re.I)
+_WRAPPING = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+")
 _WORDS = {"second": 1.0, "sec": 1.0, "minute": 60.0, "min": 60.0, "hour": 3600.0}
 
 
@@ -348,5 +349,6 @@ def _int(value: str | None) -> int | None:
 
 
 def _excerpt(message: str) -> str:
-    text = " ".join(message.split())
+    """The provider's own words, without the exception names litellm puts before them."""
+    text = _WRAPPING.sub("", " ".join(message.split()))
     return text if len(text) <= 60 else text[:57] + "..."
