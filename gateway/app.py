@@ -20,12 +20,13 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway import quota_signals, upstream
+from gateway import dashboard, quota_signals, upstream
 from gateway.board import Board
-from gateway.endpoints import ROUTES
+from gateway.endpoints import ROUTES as API_ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
 from gateway.guard import Guard
 from gateway.runtime import Runtime, UpstreamCall
+from gateway.sessions import Access
 from gateway.settings import Config
 from gateway.store import RecordStore, open_store
 
@@ -74,10 +75,11 @@ def create_app(
                 await way_out.close()
             await runtime.store.close()
 
+    routes = [*API_ROUTES, *dashboard.ROUTES]
     app = Starlette(
-        routes=ROUTES,
+        routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, routes=ROUTES, **_web_access(config))],
+        middleware=[Middleware(Guard, routes=routes, **_web_access(config))],
         exception_handlers={
             GatewayError: _gateway_error,
             HTTPException: _http_error,
@@ -86,6 +88,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
+    app.state.access = Access.from_environment(config.gateway.require_keys, runtime.clock)
     return app
 
 

@@ -11,14 +11,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gateway.asking import COLLECTION_PREFIX, MERGED, collection_named, json_object
-from gateway.errors import GatewayError, NotFound, PayloadTooLarge
+from gateway.errors import BadRequest, GatewayError, NotFound, PayloadTooLarge
+from gateway.evidence import model_rows
 from gateway.formats import Format, anthropic, chat, completions, gemini, ollama, responses
 from gateway.keys import Client
 from gateway.openapi import describe
 from gateway.panel import seat
 from gateway.runtime import Runtime
+from gateway.store.pages import MAX_LIMIT, UnknownCursor
 from gateway.usage import month_of, usage_body
-from gateway.verdicts import parse_verdict
+from gateway.verdicts import judge, parse_verdict
 from routing import ROUTER_PANEL
 from routing.errors import echo
 
@@ -175,21 +177,36 @@ async def get_model(request: Request) -> Response:
 async def post_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
     client = await runtime.gatekeeper.client(request)
-    raw = await read_body(request, 1_000_000)
-    verdict = parse_verdict(raw)
-    # Another key's call is unknown to this one, in the same words: existence does not leak.
-    call = await runtime.store.call(verdict["call"], owner=client.owner)
-    outcome = None
-    if call is not None:  # a key's own calls are in its scope: it was checked when asked
-        judged = {**verdict, "key_name": client.name}
-        outcome = await runtime.store.record_verdict(judged, owner=client.owner)
-    if outcome is None:
-        raise NotFound(f"Unknown call {verdict['call']!r}.", param="call")
-    written, previous = outcome
-    if written:
-        prior = None if previous is None else bool(previous["useful"])
-        runtime.ledger.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
+    verdict = parse_verdict(await read_body(request, 1_000_000))
+    written = await judge(runtime, verdict, by=client.name, owner=client.owner)
     return JSONResponse({"call": verdict["call"], "recorded": written})
+
+
+async def list_panels(request: Request) -> Response:
+    """`GET /bench/panels?limit=&before=&owed=true`: recent panels, newest first, with every
+    seat; a key sees its own. `next` is the `before` of the following page."""
+    runtime = runtime_of(request)
+    client = await runtime.gatekeeper.client(request)
+    limit, before, owed = page_query(request.query_params)
+    try:
+        page = await runtime.store.panels_page(limit, before, owed, owner=client.owner)
+    except UnknownCursor:
+        raise NotFound(f"Unknown panel {before!r} in `before`.", param="before") from None
+    return JSONResponse(page)
+
+
+def page_query(params: Any) -> tuple[int, str | None, bool]:
+    """(limit, before, owed) from a page's query string; 400 for a value it cannot mean."""
+    raw = params.get("limit", "20")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+        raise BadRequest(f"`limit` must be a whole number from 1 to {MAX_LIMIT}.", param="limit")
+    before = params.get("before") or None
+    if before is not None and len(before) > 200:
+        raise BadRequest("`before` must be a panel id.", param="before")
+    owed = params.get("owed", "false").lower()
+    if owed not in ("true", "false", "1", "0"):
+        raise BadRequest("`owed` must be true or false.", param="owed")
+    return int(raw), before, owed in ("true", "1")
 
 
 async def get_panel(request: Request) -> Response:
@@ -214,25 +231,7 @@ async def _record(request: Request, kind: str, fetch) -> Response:
 async def bench_models(request: Request) -> Response:
     runtime = runtime_of(request)
     await runtime.gatekeeper.client(request)
-    rows = []
-    for model in runtime.config.catalog.models:
-        cooldown = runtime.rate_limits.cooldown_of(model.alias)
-        rows.append(
-            {
-                "alias": model.alias,
-                "connection": model.connection,
-                "role": model.role,
-                "family": model.family,
-                **runtime.ledger.row(model.alias),
-                "cooling_until": cooldown.until if cooldown else None,
-                "cooling_why": cooldown.why if cooldown else None,
-                "cooling_source": cooldown.source if cooldown else None,
-                "rpm_used": runtime.rate_limits.rpm_use(model.alias),
-                "rpd": runtime.rate_limits.rpd_of(model.alias),
-                "used_today": runtime.rate_limits.used_today(model.alias),
-            }
-        )
-    return JSONResponse({"models": rows})
+    return JSONResponse({"models": model_rows(runtime)})
 
 
 async def bench_usage(request: Request) -> Response:
@@ -371,6 +370,7 @@ ROUTES = [
     Route("/v1/models/{model:path}", get_model, methods=["GET"]),
     Route("/models/{model:path}", get_model, methods=["GET"]),
     Route("/bench/verdict", post_verdict, methods=["POST"]),
+    Route("/bench/panels", list_panels, methods=["GET"]),
     Route("/bench/panels/{panel}", get_panel, methods=["GET"]),
     Route("/bench/calls/{call}", get_call, methods=["GET"]),
     Route("/bench/models", bench_models, methods=["GET"]),

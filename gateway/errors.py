@@ -71,6 +71,10 @@ class NotFound(GatewayError):
     status, type, code = 404, "not_found_error", "not_found"
 
 
+class Conflict(GatewayError):
+    status, type, code = 409, "invalid_request_error", "conflict"
+
+
 class PayloadTooLarge(GatewayError):
     status, type, code = 413, "invalid_request_error", "too_large"
 

@@ -259,6 +259,13 @@ class RateLimits:
                     self.board.write(_source(row["alias"]), 0.0, text=row["source"])
             self.board.write(_LOADED, 1.0)
 
+    def connection_use(self, name: str) -> tuple[int, int] | None:
+        """(calls in the last 60 s or in flight, cap) on a capped connection; None: no cap."""
+        cap = self._connection_caps.get(name)
+        if cap is None:
+            return None
+        return self.board.used(f"connection:{name}", cap, self.clock()), cap
+
 
 def _cool(alias: str) -> str:
     return f"cool:{alias}"

@@ -383,6 +383,23 @@ TOKEN_COUNT = {
 }
 
 
+PANEL_PAGE: Schema = {
+    "type": "object",
+    "required": ["panels", "next", "owed", "owed_capped"],
+    "properties": {
+        "panels": {"type": "array", "items": _ref("PanelRecord")},
+        "next": {"type": ["string", "null"], "description": "`before` for the next page"},
+        "owed": {"type": "integer", "description": "answered, unjudged seats (newest 2,000)"},
+        "owed_capped": {"type": "boolean", "description": "older seats were not counted"},
+    },
+}
+
+
+def _query(name: str, schema: Schema, description: str = "") -> Schema:
+    return {"name": name, "in": "query", "required": False, "schema": schema,
+            "description": description}
+
+
 def _op(
     summary: str,
     ok: Schema,
@@ -625,6 +642,7 @@ def describe() -> Schema:
                 "Recorded": RECORDED,
                 "CallRecord": CALL_RECORD,
                 "PanelRecord": PANEL_RECORD,
+                "PanelPage": PANEL_PAGE,
                 "ModelList": MODEL_LIST,
                 "BenchModels": BENCH_MODELS,
                 "BenchUsage": BENCH_USAGE,
@@ -658,6 +676,21 @@ def describe() -> Schema:
                     ("400", "401"),
                     mine=True,
                 )
+            },
+            "/bench/panels": {
+                "get": {
+                    **_op(
+                        "Recent panels, newest first, with every seat",
+                        _json("PanelPage", "a page of panels"),
+                        errors=("400", "401", "404"),
+                        mine=True,
+                    ),
+                    "parameters": [
+                        _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
+                        _query("before", {"type": "string"}, "the `next` of the previous page"),
+                        _query("owed", {"type": "boolean"}, "only panels owing a verdict"),
+                    ],
+                }
             },
             "/bench/panels/{panel}": {
                 "get": {

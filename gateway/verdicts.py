@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.asking import json_object
-from gateway.errors import BadRequest
+from gateway.errors import BadRequest, NotFound
+
+if TYPE_CHECKING:
+    from gateway.runtime import Runtime
 
 _FIELDS = {"call", "useful", "note", "real", "false"}
 MAX_NOTE = 10_000
@@ -42,3 +45,20 @@ def parse_verdict(raw: bytes) -> dict[str, Any]:
         "real": body.get("real"),
         "false": body.get("false"),
     }
+
+
+async def judge(runtime: Runtime, verdict: dict[str, Any], *, by: str, owner: str | None) -> bool:
+    """Record a parsed verdict for a call *owner* may see (None: any) and move the live figures;
+    True when it was written (the same verdict again writes nothing). Another key's call is
+    unknown here, in the same words as a call that does not exist: existence does not leak."""
+    call = await runtime.store.call(verdict["call"], owner=owner)
+    outcome = None
+    if call is not None:  # a key's own calls are in its scope: it was checked when asked
+        outcome = await runtime.store.record_verdict({**verdict, "key_name": by}, owner=owner)
+    if call is None or outcome is None:
+        raise NotFound(f"Unknown call {verdict['call']!r}.", param="call")
+    written, previous = outcome
+    if written:
+        prior = None if previous is None else bool(previous["useful"])
+        runtime.ledger.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
+    return written

@@ -161,5 +161,6 @@ def test_the_store_uses_wal_and_a_migration_ledger(gateway, tmp_path):
         "0001_panels_calls_verdicts",
         "0002_gateway_keys",
         "0003_learned_windows",
-        "0004_learned_limits_and_usage",
+        "0004_dashboard_indexes",
+        "0005_learned_limits_and_usage",
     ]

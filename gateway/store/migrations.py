@@ -82,7 +82,17 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
-        "0004_learned_limits_and_usage",
+        # The dashboard's reads (GET /bench/panels, GET /): newest panels first, a key's own
+        # first, and the newest answered seats for the count of owed verdicts.
+        "0004_dashboard_indexes",
+        """
+        CREATE INDEX panels_by_created ON panels (created, id);
+        CREATE INDEX panels_by_key_created ON panels (key_name, created, id);
+        CREATE INDEX calls_answered_by_started ON calls (started) WHERE status = 'ok';
+        """,
+    ),
+    (
+        "0005_learned_limits_and_usage",
         """
         CREATE TABLE learned_limits (
             alias TEXT PRIMARY KEY,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from gateway.store import pages
 from gateway.store.migrations import migrate
 from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 
@@ -235,6 +236,24 @@ class SqliteStore:
     def _with_verdict(self, call: dict[str, Any]) -> dict[str, Any]:
         call["verdict"] = self._current_verdict(call["id"])
         return call
+
+    # The dashboard's reads (gateway/store/pages.py says why each stays fast).
+
+    async def panels_page(
+        self, limit: int, before: str | None = None, owed: bool = False, owner: str | None = None
+    ) -> dict[str, Any]:
+        """Raises pages.UnknownCursor when *before* names no panel *owner* can see."""
+
+        def read() -> dict[str, Any]:
+            assert self._db is not None
+            found = pages.panels_page(self._db, limit=limit, before=before, owed=owed, owner=owner)
+            found["owed"], found["owed_capped"] = pages.owed_count(self._db, owner)
+            return found
+
+        return await self._run(read)
+
+    async def change_marker(self) -> tuple[int, int, int]:
+        return await self._run(lambda: pages.change_marker(self._db))
 
     async def standings(self) -> dict[str, Any]:
         return await self._run(self._standings)
