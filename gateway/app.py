@@ -20,7 +20,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway import dashboard, upstream
+from gateway import dashboard, quota_signals, upstream
 from gateway.board import Board
 from gateway.endpoints import ROUTES as API_ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
@@ -57,6 +57,12 @@ def create_app(
         if not runtime.ledger.loaded:  # (a worker started again finds the figures live)
             standings = await runtime.store.standings()
             runtime.ledger.load(standings, await runtime.store.learned_windows())
+        if not runtime.rate_limits.loaded:  # the day's counts and learned cooldowns survive
+            now = runtime.clock()
+            since = quota_signals.day_start(now, config.gateway.quota_day_tz)
+            runtime.rate_limits.load(
+                await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
+            )
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True

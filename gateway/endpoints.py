@@ -19,6 +19,7 @@ from gateway.openapi import describe
 from gateway.panel import seat
 from gateway.runtime import Runtime
 from gateway.store.pages import MAX_LIMIT, UnknownCursor
+from gateway.usage import month_of, usage_body
 from gateway.verdicts import check_verdict, judge
 from routing import ROUTER_PANEL
 from routing.errors import echo
@@ -236,6 +237,16 @@ async def bench_models(request: Request) -> Response:
     return JSONResponse({"models": model_rows(runtime)})
 
 
+async def bench_usage(request: Request) -> Response:
+    """Calls, tokens and errors per day, model, connection and key for one month: a key sees
+    its own usage, `local` (keys not required) every key's."""
+    runtime = runtime_of(request)
+    client = await runtime.gatekeeper.client(request)
+    zone = runtime.config.gateway.quota_day_tz
+    year, month = month_of(request.query_params.get("month"), runtime.clock(), zone)
+    return JSONResponse(await usage_body(runtime.store, year, month, zone, client.owner))
+
+
 # -- Ollama and Gemini ---------------------------------------------------------------------------
 
 
@@ -367,6 +378,7 @@ ROUTES = [
     Route("/bench/panels/{panel}", get_panel, methods=["GET"]),
     Route("/bench/calls/{call}", get_call, methods=["GET"]),
     Route("/bench/models", bench_models, methods=["GET"]),
+    Route("/bench/usage", bench_usage, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi_json, methods=["GET"]),
     *OLLAMA_GEMINI_ROUTES,

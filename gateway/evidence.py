@@ -26,7 +26,10 @@ def model_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 **runtime.ledger.row(model.alias),
                 "cooling_until": cooldown.until if cooldown else None,
                 "cooling_why": cooldown.why if cooldown else None,
+                "cooling_source": cooldown.source if cooldown else None,
                 "rpm_used": runtime.rate_limits.rpm_use(model.alias),
+                "rpd": runtime.rate_limits.rpd_of(model.alias),
+                "used_today": runtime.rate_limits.used_today(model.alias),
             }
         )
     return rows

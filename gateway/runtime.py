@@ -69,6 +69,6 @@ def board_size(config: Config) -> tuple[int, int]:
     """(cells, slots) for what the gateway keeps on its board: a few cells per model and shape,
     a ring slot per unit of every rpm cap, and room for the keys' rings."""
     models, shapes = len(config.catalog.models), len(config.catalog.shapes)
-    cells = 4096 + models * (8 + shapes) + len(config.connections)
+    cells = 4096 + models * (12 + shapes) + 2 * len(config.connections)
     caps = sum(config.model_rpm.values()) + sum(c.rpm or 0 for c in config.connections.values())
     return cells, 65536 + caps

@@ -91,6 +91,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX calls_answered_by_started ON calls (started) WHERE status = 'ok';
         """,
     ),
+    (
+        "0005_learned_limits_and_usage",
+        """
+        CREATE TABLE learned_limits (
+            alias TEXT PRIMARY KEY,
+            until REAL NOT NULL,
+            why TEXT NOT NULL,
+            source TEXT NOT NULL,
+            learned REAL NOT NULL
+        );
+        CREATE INDEX calls_by_started ON calls (started);
+        """,
+    ),
 )
 
 
