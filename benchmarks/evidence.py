@@ -15,9 +15,9 @@ One run per seed, on one record store, in phases:
    is first seated, and until it is primary.
 4. silence (all along): one model is never judged; the longest run of panels any model went
    unseated, against ceil(pool / explorers).
-5. rate limits (a run of its own): the best model answers 429 to half its calls; how often the
-   primary's chair still gives a useful answer, and whether the best model's verdict share is
-   eroded by seats it never got.
+5. rate limits (a run of its own, 100 panels): the best model answers 429 to half its calls;
+   how often the primary's chair still gives a useful answer, and whether the best model's
+   verdict share is eroded by seats it never got.
 
 The same phases run on Benchwarmers 0.3.3 (see evidence_targets.py for which of its routes
 stand in for what).
@@ -53,9 +53,9 @@ PRIMARY_SEATS = ("primary", "route")  # ours; the seed's route-mode turn
 @dataclass
 class Phases:
     converge: int = 300
-    decline: int = 60
-    discover: int = 60
-    limits: int = 150
+    decline: int = 40
+    discover: int = 45
+    limits: int = 100
 
 
 @dataclass
@@ -279,8 +279,12 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"[{kind} seed {seed}] limits: {limit_summary(limit)}", flush=True)
                     limits.append(asdict(limit))
                 key = kind if kind == "seed" else f"ours_{args.label}"
-                results[key] = {"runs": runs, "limits": limits, "phases": asdict(phases),
-                                "judge_share": args.judge_share}
+                results[key] = {
+                    "runs": runs,
+                    "limits": limits,
+                    "phases": asdict(phases),
+                    "judge_share": args.judge_share,
+                }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))
     from evidence_report import render

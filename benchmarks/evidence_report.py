@@ -59,37 +59,71 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
                 cells[key] = fig(results[key])
         out.append((measure, goal, cells))
 
-    add("primary among the best two, panels 1-100", "",
-        lambda r: f"{_accuracy(r['runs'], 0, 100):.0%}")
-    add("primary among the best two, panels 101-300", ">= 90 %",
-        lambda r: f"{_accuracy(r['runs'], 100, r['phases']['converge']):.0%}")
-    add("declined best model: panels until not primary (per seed)", "<= 30",
-        lambda r: " / ".join(_demoted(x, r["phases"]) for x in r["runs"]))
-    add("new strong model: panels until first seated", "<= ceil(21/2) = 11",
-        lambda r: _counts([x["discovered_seated"] for x in r["runs"]], r["phases"]["discover"]))
-    add("new strong model: panels until primary", "<= 30",
-        lambda r: _counts([x["discovered_primary"] for x in r["runs"]], r["phases"]["discover"]))
-    add("longest run of panels any model went unseated (pool 20)", "<= ceil(20/2) = 10",
-        lambda r: " / ".join(str(max(x["longest_unseated"].values())) for x in r["runs"]))
-    add("... the never-judged model's longest unseated run", "<= 10",
-        lambda r: " / ".join(str(x["longest_unseated"].get(x["silent"])) for x in r["runs"]))
-    add("rate limits: primary chair answered usefully", "high",
-        lambda r: f"{_mean([x['limits_useful'] for x in r['limits']]):.0%}")
-    add("rate limits: the limited best model is primary", "",
-        lambda r: f"{_mean([x['limits_best_primary'] for x in r['limits']]):.0%}")
-    add("rate limits: its recorded useful rate vs its quality", "not eroded",
-        lambda r: " / ".join(f"{x['limits_best_ratio']:.2f} vs {x['limits_best_quality']:.2f}"
-                             for x in r["limits"]))
+    add(
+        "primary among the best two, panels 1-100",
+        "",
+        lambda r: f"{_accuracy(r['runs'], 0, 100):.0%}",
+    )
+    add(
+        "primary among the best two, panels 101-300",
+        ">= 90 %",
+        lambda r: f"{_accuracy(r['runs'], 100, r['phases']['converge']):.0%}",
+    )
+    add(
+        "declined best model: panels until not primary (per seed)",
+        "<= 30",
+        lambda r: " / ".join(_demoted(x, r["phases"]) for x in r["runs"]),
+    )
+    add(
+        "new strong model: panels until first seated",
+        "<= ceil(21/2) = 11",
+        lambda r: _counts([x["discovered_seated"] for x in r["runs"]], r["phases"]["discover"]),
+    )
+    add(
+        "new strong model: panels until primary",
+        "<= 30",
+        lambda r: _counts([x["discovered_primary"] for x in r["runs"]], r["phases"]["discover"]),
+    )
+    add(
+        "longest run of panels any model went unseated (pool 20)",
+        "<= ceil(20/2) = 10",
+        lambda r: " / ".join(str(max(x["longest_unseated"].values())) for x in r["runs"]),
+    )
+    add(
+        "... the never-judged model's longest unseated run",
+        "<= 10",
+        lambda r: " / ".join(str(x["longest_unseated"].get(x["silent"])) for x in r["runs"]),
+    )
+    add(
+        "rate limits: primary chair answered usefully",
+        "high",
+        lambda r: f"{_mean([x['limits_useful'] for x in r['limits']]):.0%}",
+    )
+    add(
+        "rate limits: the limited best model is primary",
+        "",
+        lambda r: f"{_mean([x['limits_best_primary'] for x in r['limits']]):.0%}",
+    )
+    add(
+        "rate limits: its recorded useful rate vs its quality",
+        "not eroded",
+        lambda r: " / ".join(
+            f"{x['limits_best_ratio']:.2f} vs {x['limits_best_quality']:.2f}" for x in r["limits"]
+        ),
+    )
     return out
 
 
 def table(results: dict[str, Any]) -> str:
     present = [(k, name) for k, name in COLUMNS if k in results]
-    lines = ["| measure | goal | " + " | ".join(name for _, name in present) + " |",
-             "| --- | --- | " + " | ".join("---" for _ in present) + " |"]
+    lines = [
+        "| measure | goal | " + " | ".join(name for _, name in present) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in present) + " |",
+    ]
     for measure, goal, cells in rows(results):
-        lines.append(f"| {measure} | {goal} | "
-                     + " | ".join(cells.get(k, "") for k, _ in present) + " |")
+        lines.append(
+            f"| {measure} | {goal} | " + " | ".join(cells.get(k, "") for k, _ in present) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -107,7 +141,7 @@ def plots(results: dict[str, Any], docs: Path) -> list[str]:
         runs = results[key]["runs"]
         length = results[key]["phases"]["converge"]
         curve = [_mean([float(r["top2"][i]) for r in runs]) for i in range(length)]
-        smooth = [_mean(curve[max(0, i - 9): i + 1]) for i in range(length)]
+        smooth = [_mean(curve[max(0, i - 9) : i + 1]) for i in range(length)]
         ax.plot(range(1, length + 1), smooth, label=label)
     ax.axhline(0.9, color="grey", linestyle=":", label="goal after panel 100")
     ax.axvline(100, color="grey", linestyle=":")
@@ -127,8 +161,9 @@ def plots(results: dict[str, Any], docs: Path) -> list[str]:
         quality = run.get("quality") or hidden_qualities(run["seed"])
         order = sorted(quality, key=quality.__getitem__, reverse=True)
         ax.bar(range(len(order)), [run["seats"].get(a, 0) for a in order])
-        ax.set_xticks(range(len(order)), [f"{quality[a]:.2f}" for a in order], rotation=90,
-                      fontsize=7)
+        ax.set_xticks(
+            range(len(order)), [f"{quality[a]:.2f}" for a in order], rotation=90, fontsize=7
+        )
         ax.set_title(f"{label} (seed {run['seed']})")
         ax.set_xlabel("models by hidden quality")
     (axes if len(present) > 1 else [axes])[0].set_ylabel("seats in panels 1-300")
@@ -146,7 +181,7 @@ def render(results: dict[str, Any], docs: Path) -> None:
     start, end = "<!-- evidence-table -->", "<!-- /evidence-table -->"
     block = f"{start}\n{table(results)}\n{end}"
     if start in text and end in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
     else:
         text = text + ("\n" if text else "") + block + "\n"
     page.write_text(text)

@@ -66,8 +66,13 @@ class Ours:
         config = {
             "model_list": model_list,
             "collections": {"all": {"members": aliases[:1], "description": "unused"}},
-            "gateway": {"max_calls": 4, "max_explorers": 2, "reserves": 2, "seat_timeout_s": 30,
-                        "cooldown_default_s": 1},
+            "gateway": {
+                "max_calls": 4,
+                "max_explorers": 2,
+                "reserves": 2,
+                "seat_timeout_s": 30,
+                "cooldown_default_s": 1,
+            },
             "store": f"sqlite:///{self.store}",
         }
         path = self.work / f"ours-{secrets.token_hex(3)}.yaml"
