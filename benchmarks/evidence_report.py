@@ -85,6 +85,14 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         lambda r: _counts([x["discovered_primary"] for x in r["runs"]], r["phases"]["discover"]),
     )
     add(
+        "... its verdicts when it became primary",
+        "<= 30",
+        lambda r: " / ".join(
+            "-" if x["discovered_judged"] is None else str(x["discovered_judged"])
+            for x in r["runs"]
+        ),
+    )
+    add(
         "longest run of panels any model went unseated (pool 20)",
         "<= ceil(20/2) = 10",
         lambda r: " / ".join(str(max(x["longest_unseated"].values())) for x in r["runs"]),

@@ -71,3 +71,18 @@ def test_judged_panels_make_the_best_model_primary(make_gateway, sim, seed):
         assert models[alias]["judged"] == len(verdicts)
         assert models[alias]["useful"] == sum(verdicts)
     assert models[world.silent]["judged"] == 0 and models[world.silent]["seated"] > 0
+
+
+def test_the_learned_primary_survives_a_restart(make_gateway, sim, tmp_path):
+    world = World(5, sim.url, share=1.0, n=6)
+    raw = bench(sim.url, sorted(world.quality))
+    store = tmp_path / "kept.db"
+    first = make_gateway(raw, store=store)
+    target = InProcess(first)
+    for n in range(1, 31):
+        world.judge(target, target.panel(n))
+    before = primary_of(target.panel(31))
+    first.close()
+    again = InProcess(make_gateway(raw, store=store))
+    assert primary_of(again.panel(32)) == before
+    assert before in world.best()
