@@ -15,14 +15,14 @@ One run per seed, on one record store, in phases:
    is first seated, and until it is primary.
 4. silence (all along): one model is never judged; the longest run of panels any model went
    unseated, against ceil(pool / explorers).
-5. rate limits (a run of its own, 100 panels): the best model answers 429 to half its calls;
-   how often the primary's chair still gives a useful answer, and whether the best model's
-   verdict share is eroded by seats it never got.
+5. rate limits (a run of its own: 100 judged panels to settle, then 100 more): the best model
+   answers 429 to half its calls; how often the primary's chair still gives a useful answer,
+   and whether the best model's verdict share is eroded by seats it never got.
 
 The same phases run on Benchwarmers 0.3.3 (see evidence_targets.py for which of its routes
 stand in for what).
 
-    python benchmarks/evidence.py              # 3 seeds, both gateways (about 8 minutes)
+    python benchmarks/evidence.py              # 3 seeds, both gateways (12-15 minutes on 2 cores)
     python benchmarks/evidence.py --quick      # 1 seed, shorter phases
     python benchmarks/evidence.py --only ours --label before
 """
@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "evidence.json"
 EXPLORERS = 2
 PRIMARY_SEATS = ("primary", "route")  # ours; the seed's route-mode turn
+SETTLE = 100  # judged panels before the rate limits start
 
 
 @dataclass
@@ -79,6 +80,8 @@ class Trace:
     limits_best_primary: float = 0.0  # share of panels the rate-limited best model was primary
     limits_best_ratio: float = 0.0  # its useful / judged as recorded
     limits_best_quality: float = 0.0
+    limits_best_seated: int = 0  # panels the limited best model sat in at all
+    limits_best_limited: int = 0  # ... of which it answered 429 (a reserve took its seat)
     seconds: float = 0.0
 
 
@@ -187,9 +190,10 @@ def run_one(kind: str, seed: int, sim: str, work: Path, phases: Phases, share: f
 
 
 def run_limits(kind: str, seed: int, sim: str, work: Path, phases: Phases, share: float) -> Trace:
-    """The best model answers 429 to half its calls (a coin per panel, a 10 ms Retry-After)."""
+    """A settled bench (100 judged panels), then the best model answers 429 to half its calls
+    (a coin per panel, a 10 ms Retry-After) for `phases.limits` panels."""
     world = World(seed + 1000, sim, share)
-    trace = Trace(kind, seed)
+    trace = Trace(kind, seed, quality=dict(world.quality))
     target: Ours | Seed = (
         Ours(work, sim, work / f"limits-{seed}.db") if kind == "ours" else Seed(work, sim)
     )
@@ -198,19 +202,25 @@ def run_limits(kind: str, seed: int, sim: str, work: Path, phases: Phases, share
     useful_chair = best_primary = 0
     try:
         target.start(sorted(world.quality))
-        for n in range(1, phases.limits + 1):
+        for n in range(1, SETTLE + 1):
+            world.judge(target, target.panel(n))
+        world.judged.pop(best, None)  # its rate is counted over the limited panels only
+        for n in range(SETTLE + 1, SETTLE + phases.limits + 1):
             limited = world.rng.random() < 0.5
             world.behave(best, **({"status": 429, "retry_after": 0.01} if limited else {}))
             seats = target.panel(n)
-            given = world.judge(target, seats)
+            world.judge(target, seats)
             chair = _chair(seats)
             best_primary += primary_of(seats) == best
+            trace.limits_best_seated += any(s.alias == best for s in seats)
+            trace.limits_best_limited += any(
+                s.alias == best and s.status == "rate_limited" for s in seats
+            )
             if chair is not None:
                 # the primary chair's answer, judged or not, by its true quality
                 useful_chair += world.rng.random() < world.quality[chair.alias]
             trace.primary.append(primary_of(seats))
             trace.top2.append(primary_of(seats) in world.best())
-            del given
     finally:
         world.behave(best)
         target.stop()
@@ -258,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("ours", "seed"), action="append")
     parser.add_argument("--label", default="after", help="where ours' figures go: before|after")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--limits-only", action="store_true", help="rerun only the rate limits")
     args = parser.parse_args(argv)
     phases = Phases(converge=150, decline=40, discover=40, limits=60) if args.quick else Phases()
     seeds = 1 if args.quick else args.seeds
@@ -270,15 +281,17 @@ def main(argv: list[str] | None = None) -> int:
         sim_proc, sim = start_sim(work)
         with sim_proc:
             for kind in kinds:
-                runs, limits = [], []
+                key = kind if kind == "seed" else f"ours_{args.label}"
+                kept = results.get(key, {}).get("runs", []) if args.limits_only else []
+                runs, limits = list(kept), []
                 for seed in range(1, seeds + 1):
-                    trace = run_one(kind, seed, sim, work, phases, args.judge_share)
-                    print(f"[{kind} seed {seed}] {summary(trace)}", flush=True)
-                    runs.append(asdict(trace))
+                    if not args.limits_only:
+                        trace = run_one(kind, seed, sim, work, phases, args.judge_share)
+                        print(f"[{kind} seed {seed}] {summary(trace)}", flush=True)
+                        runs.append(asdict(trace))
                     limit = run_limits(kind, seed, sim, work, phases, args.judge_share)
                     print(f"[{kind} seed {seed}] limits: {limit_summary(limit)}", flush=True)
                     limits.append(asdict(limit))
-                key = kind if kind == "seed" else f"ours_{args.label}"
                 results[key] = {
                     "runs": runs,
                     "limits": limits,
@@ -308,7 +321,8 @@ def summary(t: Trace) -> str:
 def limit_summary(t: Trace) -> str:
     return (
         f"best model primary {t.limits_best_primary:.0%}, primary chair useful "
-        f"{t.limits_useful:.0%}; best's recorded ratio {t.limits_best_ratio:.2f} "
+        f"{t.limits_useful:.0%}; best sat in {t.limits_best_seated} panels, 429 in "
+        f"{t.limits_best_limited}; best's recorded ratio {t.limits_best_ratio:.2f} "
         f"(quality {t.limits_best_quality:.2f})"
     )
 

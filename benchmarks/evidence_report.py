@@ -113,6 +113,14 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         lambda r: f"{_mean([x['limits_best_primary'] for x in r['limits']]):.0%}",
     )
     add(
+        "rate limits: panels the best model sat in / was refused (429) in",
+        "",
+        lambda r: " / ".join(
+            f"{x.get('limits_best_seated', '?')}, {x.get('limits_best_limited', '?')}"
+            for x in r["limits"]
+        ),
+    )
+    add(
         "rate limits: its recorded useful rate vs its quality",
         "not eroded",
         lambda r: " / ".join(
