@@ -57,6 +57,9 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         for key, _ in COLUMNS:
             if key in results:
                 cells[key] = fig(results[key])
+                older = "limits_best_seated" not in (results[key]["limits"] or [{}])[0]
+                if measure.startswith("rate limits") and older:
+                    cells[key] = "-"  # measured on an unsettled bench: not comparable
         out.append((measure, goal, cells))
 
     add(
@@ -124,7 +127,12 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         "rate limits: its recorded useful rate vs its quality",
         "not eroded",
         lambda r: " / ".join(
-            f"{x['limits_best_ratio']:.2f} vs {x['limits_best_quality']:.2f}" for x in r["limits"]
+            (
+                "never seated"
+                if x.get("limits_best_seated") == 0
+                else f"{x['limits_best_ratio']:.2f} vs {x['limits_best_quality']:.2f}"
+            )
+            for x in r["limits"]
         ),
     )
     return out
@@ -158,11 +166,13 @@ def plots(results: dict[str, Any], docs: Path) -> list[str]:
         length = results[key]["phases"]["converge"]
         curve = [_mean([float(r["top2"][i]) for r in runs]) for i in range(length)]
         smooth = [_mean(curve[max(0, i - 9) : i + 1]) for i in range(length)]
-        ax.plot(range(1, length + 1), smooth, label=label)
+        style = {"ours_before": (":", 3.0), "ours_after": ("-", 2.0), "seed": ("--", 1.5)}[key]
+        ax.plot(range(1, length + 1), smooth, label=label, linestyle=style[0], linewidth=style[1])
     ax.axhline(0.9, color="grey", linestyle=":", label="goal after panel 100")
     ax.axvline(100, color="grey", linestyle=":")
     ax.set_xlabel("panel number")
-    ax.set_ylabel("primary among the best two (mean of seeds, 10-panel window)")
+    ax.set_ylabel("primary among the best two")
+    ax.set_title("mean of seeds, 10-panel window", fontsize=9)
     ax.set_ylim(-0.02, 1.02)
     ax.legend(loc="lower right")
     fig.tight_layout()
