@@ -20,12 +20,13 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway import upstream
+from gateway import dashboard, quota_signals, upstream
 from gateway.board import Board
-from gateway.endpoints import ROUTES
+from gateway.endpoints import ROUTES as API_ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
 from gateway.guard import Guard
 from gateway.runtime import Runtime, UpstreamCall
+from gateway.sessions import Access
 from gateway.settings import Config
 from gateway.store import RecordStore, open_store
 
@@ -56,6 +57,12 @@ def create_app(
         if not runtime.ledger.loaded:  # (a worker started again finds the figures live)
             standings = await runtime.store.standings()
             runtime.ledger.load(standings, await runtime.store.learned_windows())
+        if not runtime.rate_limits.loaded:  # the day's counts and learned cooldowns survive
+            now = runtime.clock()
+            since = quota_signals.day_start(now, config.gateway.quota_day_tz)
+            runtime.rate_limits.load(
+                await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
+            )
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
@@ -64,14 +71,16 @@ def create_app(
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
+            await runtime.bodies.close()
             if way_out is not None:
                 await way_out.close()
             await runtime.store.close()
 
+    routes = [*API_ROUTES, *dashboard.ROUTES]
     app = Starlette(
-        routes=ROUTES,
+        routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, routes=ROUTES, **_web_access(config))],
+        middleware=[Middleware(Guard, routes=routes, **_web_access(config))],
         exception_handlers={
             GatewayError: _gateway_error,
             HTTPException: _http_error,
@@ -80,6 +89,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
+    app.state.access = Access.from_environment(config.gateway.require_keys, runtime.clock)
     return app
 
 

@@ -117,8 +117,11 @@ class Ledger:
                 fixed = min(max(recent[0] + useful_change, 0.0), recent[1])
                 self.board.write(_recent(alias, shape), fixed, recent[1])
 
-    def evidence(self, cooling: dict[str, float], shape: str) -> Evidence:
-        """Every model's standing, with its verdicts on *shape* (the one routing asks about)."""
+    def evidence(
+        self, cooling: dict[str, float], shape: str, scarce: frozenset[str] = frozenset()
+    ) -> Evidence:
+        """Every model's standing, with its verdicts on *shape* (the one routing asks about);
+        *scarce*: models whose provider said few requests remain."""
         standings = {}
         with self.board.locked():
             for alias in self.aliases:
@@ -134,6 +137,7 @@ class Ledger:
                     cooling_until=cooling.get(alias),
                     window=int(window) if window else None,
                     recent=MappingProxyType({shape: recent}),
+                    scarce=alias in scarce,
                 )
         return Evidence(MappingProxyType(standings))
 

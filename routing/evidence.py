@@ -64,6 +64,7 @@ class Standing:
     window: int | None = None  # context window learned from the provider, if lower than said
     # shape -> (useful, judged), each verdict weighing DECAY times the next; totals when absent
     recent: Mapping[str, tuple[float, float]] = field(default_factory=lambda: _NO_WEIGHTS)
+    scarce: bool = False  # few requests remain, said its provider: explorers go elsewhere first
 
     def useful_on(self, shape: str) -> int:
         return self.useful.get(shape, 0)

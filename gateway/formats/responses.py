@@ -17,6 +17,7 @@ Every event carries a rising `sequence_number`. When no seat answered: an `error
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -26,13 +27,14 @@ from gateway.asking import (
     Ask,
     chat_messages,
     collection_named,
-    json_object,
     nominees_of,
     one_choice,
+    reply_asked,
     reply_merged,
     sampling_of,
     shape_asked,
 )
+from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError, render
 from gateway.formats.response_events import SAMPLING, Events, response_body
 from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
@@ -51,9 +53,14 @@ _STORED = (
 # -- read ---------------------------------------------------------------------------------------
 
 
-def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
-    """A Responses body (and the X-Panel-* headers, lower-cased) as an Ask."""
-    body = json_object(raw)
+# The body's bound, pure (it may run in the body reader's child process, gateway/bodies.py,
+# which must not import this module: litellm comes with it). The checks of the format's own
+# fields run in `read`, on a body this has made small.
+check = partial(bounded, listed="input")
+
+
+def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
+    """A Responses body (bounded by `check`; the X-Panel-* headers, lower-cased) as an Ask."""
     model = body.get("model")
     collection, merged_by_name = collection_named(model)
     one_choice(body)
@@ -70,10 +77,10 @@ def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
         messages = translate.messages_of(input_, instructions)
     except translate.Unreadable as exc:
         raise BadRequest(f"`input` could not be read: {exc}", param="input") from None
-    messages = chat_messages(messages)
+    messages = chat_messages(messages, config.gateway.max_messages)
     shape = shape_asked(headers, collection, config)
     nominees = nominees_of(body.get("with"), headers.get("x-panel-with"))
-    merged = merged_by_name or reply_merged(body.get("bench"), collection, config)
+    merged = merged_by_name or reply_merged(reply_asked(body.get("bench")), collection, config)
     return Ask.of(
         requested_model=model,
         collection=collection,
