@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import upstream
+from gateway.upstream import relay
 from gateway.board import Board
 from gateway.endpoints import ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
@@ -48,6 +49,7 @@ def create_app(
         call_upstream=call_upstream or way_out.call,
         clock=clock or time.time,
         board=board,
+        open_turn=way_out.relay if way_out is not None else relay.open_turn,
     )
 
     @contextlib.asynccontextmanager

@@ -111,7 +111,7 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         if kind in ("function", "custom"):
             raise BadRequest(
                 "`tools` are not supported on a panel: it returns every seat's answer, "
-                "not one tool call.",
+                "not one tool call: ask bench/<collection>:route for a tool-calling turn.",
                 param=f"tools[{i}]",
             )
         raise BadRequest(
@@ -120,7 +120,9 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         )
     if body.get("tool_choice") not in (None, "none", "auto"):
         raise BadRequest(
-            "`tool_choice` needs tools; tools are not supported on a panel.", param="tool_choice"
+            "`tool_choice` needs tools; tools are not supported on a panel: ask "
+            "bench/<collection>:route for a tool-calling turn.",
+            param="tool_choice",
         )
     if body.get("include"):
         raise BadRequest("`include` cannot be honoured on a panel.", param="include")
@@ -144,7 +146,8 @@ def _check_input(input_: Any) -> None:
             raise BadRequest(f"`{where}.type` must be a string.", param=where)
         elif kind.endswith(("_call", "_call_output")) or kind.startswith("mcp_"):
             raise BadRequest(
-                f"`{where}` is a tool call or result ({kind}); tools are not supported on a panel.",
+                f"`{where}` is a tool call or result ({kind}); tools are not supported on a "
+                "panel: ask bench/<collection>:route for a tool-calling turn.",
                 param=where,
             )
         elif kind == "item_reference":

@@ -81,6 +81,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0004_route_turns",
+        """
+        ALTER TABLE calls ADD COLUMN failed_over TEXT;
+        """,
+    ),
 )
 
 
