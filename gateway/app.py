@@ -21,7 +21,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway import upstream
-from gateway.upstream import relay
 from gateway.board import Board
 from gateway.endpoints import ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, render
@@ -29,6 +28,7 @@ from gateway.guard import Guard
 from gateway.runtime import Runtime, UpstreamCall
 from gateway.settings import Config
 from gateway.store import RecordStore, open_store
+from gateway.upstream import relay
 
 log = logging.getLogger("bench.app")
 

@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway.asking import COLLECTION_PREFIX, MERGED, collection_named, json_object
 from gateway import route
+from gateway.asking import COLLECTION_PREFIX, MERGED, collection_named, json_object
 from gateway.errors import BadRequest, GatewayError, NotFound, PayloadTooLarge
 from gateway.formats import Format, anthropic, chat, completions, gemini, ollama, responses
 from gateway.keys import Client
@@ -111,8 +111,10 @@ def route_asked(raw: bytes, fmt: Format, config: Any) -> tuple[dict[str, Any], s
     """(body, collection) when the request asks for route mode, else None. The body is parsed
     here only when it may: a panel's body is read once, by its format."""
     named = getattr(fmt, "model", None)  # Gemini names the model in the path
-    if b"route" not in raw and not config.route_collections and not (
-        isinstance(named, str) and "route" in named
+    if (
+        b"route" not in raw
+        and not config.route_collections
+        and not (isinstance(named, str) and "route" in named)
     ):
         return None
     body = json_object(raw)
@@ -129,13 +131,18 @@ async def start_route(
     if reader is None:
         raise BadRequest(
             f"Route mode (bench/{collection}:route) is not yet available in the "
-            f"{getattr(fmt, 'NAME', 'this')} format; ask it through /v1/chat/completions, "
+            f"{_format_name(fmt)} format; ask it through /v1/chat/completions, "
             "/v1/messages or /v1/responses.",
             param="model",
         )
     ask = reader(body, collection)
     with runtime.gatekeeper.admitted(client, collection):  # scope, then the key's rpm
         return await route.start_turn(runtime, ask, client.name)
+
+
+def _format_name(fmt: Format) -> str:
+    name = getattr(fmt, "__name__", type(fmt).__name__)
+    return name.rsplit(".", 1)[-1].removesuffix("Format")
 
 
 async def list_models(request: Request) -> Response:

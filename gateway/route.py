@@ -52,7 +52,8 @@ class RouteAsk:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return self.request["messages"]
+        messages: list[dict[str, Any]] = self.request["messages"]
+        return messages
 
 
 def wanted(model: Any, options: Any, config: Any) -> str | None:
@@ -213,6 +214,7 @@ async def start_turn(
     members = collection.members
     shape = collection.shape or "general"
     key = (ask.collection, key_name, *_opening(ask.messages))
+    assert runtime.board is not None  # made in Runtime.__post_init__
     conversations = Conversations(runtime.board, runtime.clock)
     held = conversations.begin(key, members)
     now = runtime.clock()

@@ -201,9 +201,9 @@ class _Exchange:
                 }
             ]
         if not payload.get("stream"):
-            message: dict[str, Any] = {"role": "assistant", "content": answer}
+            reply: dict[str, Any] = {"role": "assistant", "content": answer}
             if tool_calls:
-                message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+                reply = {"role": "assistant", "content": None, "tool_calls": tool_calls}
             finish = "tool_calls" if tool_calls else "stop"
             return await self.send_json(
                 200,
@@ -211,7 +211,7 @@ class _Exchange:
                     **base,
                     "object": "chat.completion",
                     **({"usage": usage} if b["usage"] else {}),
-                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
                 },
             )
         include_usage = b["usage"] and bool(

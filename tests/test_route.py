@@ -70,7 +70,10 @@ def _agent_loop(client: openai.OpenAI, model: str, *, stream: bool) -> list:
 def test_an_openai_tools_agent_loop_runs_through_route_mode(crew, sim):
     first, second = _agent_loop(crew.client, "bench/crew:route", stream=False)
     call = first.choices[0].message.tool_calls[0]
-    assert (call.function.name, json.loads(call.function.arguments)) == ("weather", CALL["arguments"])
+    assert (call.function.name, json.loads(call.function.arguments)) == (
+        "weather",
+        CALL["arguments"],
+    )
     assert first.model == "bench/crew:route"
     assert second.choices[0].message.content == "The tool said: sunny in Oslo"
     sent = sim.log("sim-alpha")[-1]["body"]
@@ -162,7 +165,9 @@ def test_a_conversation_stays_with_its_member_across_turns(crew, sim):
     assert record["turns"][0]["failed_over"][0]["alias"] == "alpha"
     verdict = crew.http.post("/bench/verdict", json={"call": bench["call"], "useful": True})
     assert verdict.json() == {"call": bench["call"], "recorded": True}
-    gamma = next(m for m in crew.http.get("/bench/models").json()["models"] if m["alias"] == "gamma")
+    gamma = next(
+        m for m in crew.http.get("/bench/models").json()["models"] if m["alias"] == "gamma"
+    )
     assert (gamma["seated"], gamma["answered"], gamma["useful"]) == (2, 2, 1)
 
 

@@ -35,10 +35,12 @@ from gateway.asking import (
 )
 from gateway.errors import BadRequest, GatewayError, render
 from gateway.formats.response_events import SAMPLING, Events, response_body
+from gateway.formats.route_responses import read_route, render_route
 from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
 from gateway.upstream.translate import responses as translate
 
+__all__ = ["read", "read_route", "render_error", "render_route", "render_run", "stream"]
 KEEP_ALIVE = b": keep-alive\n\n"
 _ROLES = ("user", "assistant", "system", "developer")
 _TEXT_PARTS = ("input_text", "output_text")

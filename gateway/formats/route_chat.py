@@ -25,7 +25,7 @@ KEEP_ALIVE = b": keep-alive\n\n"
 DONE = b"data: [DONE]\n\n"
 # Passed on untouched besides the sampling fields.
 PASSED = ("tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
-          "logprobs", "top_logprobs", "modalities", "metadata", "store", "service_tier")  # fmt: skip
+          "logprobs", "top_logprobs", "modalities", "metadata", "service_tier")  # fmt: skip
 _OURS = ("model", "messages", "stream", "stream_options", "bench", "with", "n")
 
 
