@@ -20,12 +20,14 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway import upstream
+from gateway import dashboard, quota_signals, upstream
 from gateway.board import Board
-from gateway.endpoints import ROUTES
-from gateway.errors import BadRequest, GatewayError, NotFound, render
+from gateway.endpoints import ROUTES as API_ROUTES
+from gateway.errors import BadRequest, GatewayError, NotFound
+from gateway.formats import error_renderer_for
 from gateway.guard import Guard
 from gateway.runtime import Runtime, UpstreamCall
+from gateway.sessions import Access
 from gateway.settings import Config
 from gateway.store import RecordStore, open_store
 from gateway.upstream import relay
@@ -58,6 +60,12 @@ def create_app(
         if not runtime.ledger.loaded:  # (a worker started again finds the figures live)
             standings = await runtime.store.standings()
             runtime.ledger.load(standings, await runtime.store.learned_windows())
+        if not runtime.rate_limits.loaded:  # the day's counts and learned cooldowns survive
+            now = runtime.clock()
+            since = quota_signals.day_start(now, config.gateway.quota_day_tz)
+            runtime.rate_limits.load(
+                await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
+            )
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
@@ -66,14 +74,16 @@ def create_app(
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
+            await runtime.bodies.close()
             if way_out is not None:
                 await way_out.close()
             await runtime.store.close()
 
+    routes = [*API_ROUTES, *dashboard.ROUTES]
     app = Starlette(
-        routes=ROUTES,
+        routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, routes=ROUTES, **_web_access(config))],
+        middleware=[Middleware(Guard, routes=routes, **_web_access(config))],
         exception_handlers={
             GatewayError: _gateway_error,
             HTTPException: _http_error,
@@ -82,6 +92,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
+    app.state.access = Access.from_environment(config.gateway.require_keys, runtime.clock)
     return app
 
 
@@ -111,13 +122,18 @@ async def _drain(runtime: Runtime, timeout: float) -> None:
         await asyncio.wait(pending)
 
 
+# Errors no format's reader caught are rendered in the format of the path called (an Anthropic
+# client's 404 is Anthropic-shaped), by gateway/formats' error_renderer_for.
+
+
 async def _gateway_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GatewayError)
-    return render(exc)
+    return error_renderer_for(request.url.path)(exc)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    render = error_renderer_for(request.url.path)
     if exc.status_code == 404:
         return render(NotFound(f"No route {request.url.path}."))
     error = BadRequest(str(exc.detail), headers=dict(exc.headers or {}))  # a 405's Allow
@@ -127,4 +143,5 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error on %s", request.url.path)
-    return render(GatewayError("The gateway failed unexpectedly; the error is logged."))
+    error = GatewayError("The gateway failed unexpectedly; the error is logged.")
+    return error_renderer_for(request.url.path)(error)

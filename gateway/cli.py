@@ -232,6 +232,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
 
     from gateway import serverlog
     from gateway import workers as processes
+    from gateway.protocol import PROTOCOL
     from gateway.runtime import board_size
 
     process.own()
@@ -255,6 +256,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
         log_level="info",
         access_log=False,
         timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
+        http=PROTOCOL,  # request heads bounded in size and time (gateway/protocol.py)
     )
     if count == 1:
         serverlog.summary(path, config, 1, "in this process (one worker)")

@@ -101,8 +101,11 @@ class Ledger:
             for cell in (_verdicts(alias, shape), _verdicts(alias)):
                 self.board.add(cell, useful_change, judged_change)
 
-    def evidence(self, cooling: dict[str, float], shape: str) -> Evidence:
-        """Every model's standing, with its verdicts on *shape* (the one routing asks about)."""
+    def evidence(
+        self, cooling: dict[str, float], shape: str, scarce: frozenset[str] = frozenset()
+    ) -> Evidence:
+        """Every model's standing, with its verdicts on *shape* (the one routing asks about);
+        *scarce*: models whose provider said few requests remain."""
         standings = {}
         with self.board.locked():
             for alias in self.aliases:
@@ -116,6 +119,7 @@ class Ledger:
                     judged=MappingProxyType({shape: int(judged)}),
                     cooling_until=cooling.get(alias),
                     window=int(window) if window else None,
+                    scarce=alias in scarce,
                 )
         return Evidence(MappingProxyType(standings))
 

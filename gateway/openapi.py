@@ -261,9 +261,53 @@ BENCH_MODELS: Schema = {
                     "last_seated",
                     "cooling_until",
                     "cooling_why",
+                    "rpd",
+                    "used_today",
                 ],
+                "properties": {
+                    "cooling_until": {"type": ["number", "null"]},
+                    "cooling_why": {"type": ["string", "null"]},
+                    "cooling_source": {
+                        "type": ["string", "null"],
+                        "description": "where the limit was learned: header <name>, body, "
+                        "config (an rpd cap), default",
+                    },
+                    "rpm_used": {"type": ["integer", "null"]},
+                    "rpd": {"type": ["integer", "null"], "description": "the configured rpd"},
+                    "used_today": {
+                        "type": "integer",
+                        "description": "calls started today (gateway.quota_day_tz)",
+                    },
+                },
             },
         }
+    },
+}
+
+_USAGE_SUMS = {name: {"type": "integer"} for name in ("calls", "tokens_in", "tokens_out", "errors")}
+BENCH_USAGE: Schema = {
+    "type": "object",
+    "required": ["month", "time_zone", "rows", "models", "totals"],
+    "properties": {
+        "month": {"type": "string", "description": "YYYY-MM"},
+        "time_zone": {"type": "string"},
+        "rows": {
+            "type": "array",
+            "description": "per day, model, connection and key",
+            "items": {
+                "type": "object",
+                "required": ["day", "alias", "connection", "key", *_USAGE_SUMS],
+                "properties": {
+                    "day": {"type": "string", "description": "YYYY-MM-DD"},
+                    "alias": {"type": "string"},
+                    "connection": {"type": "string"},
+                    "key": {"type": "string"},
+                    **_USAGE_SUMS,
+                },
+            },
+        },
+        "models": {"type": "array", "items": {"type": "object", "properties": _USAGE_SUMS}},
+        "totals": {"type": "object", "properties": _USAGE_SUMS},
     },
 }
 
@@ -347,6 +391,23 @@ TOKEN_COUNT = {
     "required": ["input_tokens"],
     "properties": {"input_tokens": {"type": "integer", "minimum": 0}},
 }
+
+
+PANEL_PAGE: Schema = {
+    "type": "object",
+    "required": ["panels", "next", "owed", "owed_capped"],
+    "properties": {
+        "panels": {"type": "array", "items": _ref("PanelRecord")},
+        "next": {"type": ["string", "null"], "description": "`before` for the next page"},
+        "owed": {"type": "integer", "description": "answered, unjudged seats (newest 2,000)"},
+        "owed_capped": {"type": "boolean", "description": "older seats were not counted"},
+    },
+}
+
+
+def _query(name: str, schema: Schema, description: str = "") -> Schema:
+    return {"name": name, "in": "query", "required": False, "schema": schema,
+            "description": description}
 
 
 def _op(
@@ -443,6 +504,8 @@ def _anthropic() -> tuple[dict[str, Any], dict[str, Any]]:
         },
     }
     return {"post": messages}, {"post": count}
+
+
 # -- OpenAI Responses, legacy completions, one model (issue 13) ---------------------------------
 
 _SEATS_HEADER = {
@@ -590,8 +653,10 @@ def describe() -> Schema:
                 "CallRecord": CALL_RECORD,
                 "PanelRecord": PANEL_RECORD,
                 "ConversationRecord": CONVERSATION_RECORD,
+                "PanelPage": PANEL_PAGE,
                 "ModelList": MODEL_LIST,
                 "BenchModels": BENCH_MODELS,
+                "BenchUsage": BENCH_USAGE,
                 "AnthropicRequest": ANTHROPIC_REQUEST,
                 "AnthropicMessage": ANTHROPIC_MESSAGE,
                 "AnthropicError": ANTHROPIC_ERROR,
@@ -622,6 +687,21 @@ def describe() -> Schema:
                     ("400", "401"),
                     mine=True,
                 )
+            },
+            "/bench/panels": {
+                "get": {
+                    **_op(
+                        "Recent panels, newest first, with every seat",
+                        _json("PanelPage", "a page of panels"),
+                        errors=("400", "401", "404"),
+                        mine=True,
+                    ),
+                    "parameters": [
+                        _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
+                        _query("before", {"type": "string"}, "the `next` of the previous page"),
+                        _query("owed", {"type": "boolean"}, "only panels owing a verdict"),
+                    ],
+                }
             },
             "/bench/panels/{panel}": {
                 "get": {
@@ -681,6 +761,23 @@ def describe() -> Schema:
                 "get": _op(
                     "Every model's figures", _json("BenchModels", "the models"), errors=("401",)
                 )
+            },
+            "/bench/usage": {
+                "get": {
+                    **_op(
+                        "Calls, tokens and errors per day, model, connection and key",
+                        _json("BenchUsage", "the month's usage (a key's own; local: all)"),
+                        errors=("400", "401"),
+                    ),
+                    "parameters": [
+                        {
+                            "name": "month",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"},
+                        }
+                    ],
+                }
             },
             "/healthz": {"get": _op("Ready?", {"description": "ready"})},
             "/openapi.json": {"get": _op("This description", {"description": "OpenAPI 3.1"})},

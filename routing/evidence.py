@@ -24,6 +24,7 @@ class Standing:
     judged: Mapping[str, int] = field(default_factory=lambda: _NO_COUNTS)  # shape -> all verdicts
     cooling_until: float | None = None
     window: int | None = None  # context window learned from the provider, if lower than said
+    scarce: bool = False  # few requests remain, said its provider: explorers go elsewhere first
 
     def useful_on(self, shape: str) -> int:
         return self.useful.get(shape, 0)

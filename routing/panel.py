@@ -299,7 +299,8 @@ def _seat_explorers(table: _Table, nominees: list[Model], chairs: int) -> None:
         number += 1
         table.sit(f"explorer{number}", model)
     while number < explorers:
-        stalest = table.stalest(table.pool())
+        plenty = [m for m in table.pool() if not table.evidence.of(m.alias).scarce]
+        stalest = table.stalest(plenty) or table.stalest(table.pool())
         if stalest is None:
             break
         number += 1

@@ -103,6 +103,11 @@ class _Exchange:
         that has seen the end of its response always finds ``ended`` set in the log."""
         self.entry["outcome"], self.entry["ended"] = outcome, self.clock.now()
 
+    def stated_headers(self) -> list[tuple[bytes, bytes]]:
+        """The behaviour's own response headers (`headers`), as a provider states its limits."""
+        stated = self.b["headers"] or {}
+        return [(str(k).lower().encode(), str(v).encode()) for k, v in stated.items()]
+
     async def pause(self, seconds: float) -> bool:
         """Sleep, but return False at once if the client leaves, so the log shows when it did."""
         await self.clock.wait(self.gone, seconds)
@@ -166,6 +171,7 @@ class _Exchange:
             message = b["error_message"] or f"Simulated {status} {phrase} from {self.model}."
             headers = [(b"retry-after", b["retry_after"]), (b"retry-after-ms", b["retry_after_ms"])]
             headers = [(name, str(value).encode()) for name, value in headers if value is not None]
+            headers += self.stated_headers()
             return await self.send_json(status, _error_body(status, message), headers, "error")
         messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
         last_user = next(
@@ -213,6 +219,7 @@ class _Exchange:
                     **({"usage": usage} if b["usage"] else {}),
                     "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
                 },
+                self.stated_headers(),
             )
         include_usage = b["usage"] and bool(
             (payload.get("stream_options") or {}).get("include_usage")
@@ -242,7 +249,12 @@ class _Exchange:
         words = re.findall(r"\s*\S+\s*", answer) or ([answer] if answer else [])
         pieces = ["".join(words[i : i + 3]) for i in range(0, len(words), 3)]
         await self.start(
-            200, [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+            200,
+            [
+                (b"content-type", b"text/event-stream"),
+                (b"cache-control", b"no-cache"),
+                *self.stated_headers(),
+            ],
         )
         await event({"role": "assistant", "content": ""})
         if tool_calls:

@@ -107,6 +107,21 @@ def test_members_sit_in_order_and_explorers_are_the_stalest():
     ]
 
 
+def test_a_model_with_few_requests_left_explores_only_after_the_others():
+    ev = evidence(
+        glm=Standing(last_seated=NOW - 10, seated=3),
+        deep=Standing(last_seated=NOW - 500, seated=3, scarce=True),  # stalest, but scarce
+        llama=Standing(last_seated=NOW - 100, seated=3),
+    )
+    cat = catalog(core={"members": ["kimi", "coder"]})
+    panel = choose_panel(Ask("core", "general"), cat, ev, NOW)
+    assert seated(panel)[2:] == [("explorer1", "llama"), ("explorer2", "glm")]
+    # when nothing else can sit, a scarce model still does
+    scarce = {alias: Standing(scarce=True) for alias in ("glm", "deep", "llama")}
+    panel = choose_panel(Ask("core", "general"), cat, evidence(**scarce), NOW)
+    assert len(panel.seats) == 4
+
+
 def test_a_never_seated_model_explores_before_any_seated_one():
     ev = evidence(deep=Standing(last_seated=NOW - 9999, seated=1), glm=Standing(NOW - 5000, 1))
     panel = choose_panel(Ask("core", "general"), catalog(), ev, NOW)

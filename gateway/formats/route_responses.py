@@ -107,6 +107,8 @@ async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
             else:
                 chunks.append(chunk)
         whole = stream_chunk_builder(chunks)
+        if whole is None:
+            raise ValueError("the member's reply could not be assembled")
         body = _body(turn, whole.model_dump())
     except Exception as exc:
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
