@@ -30,6 +30,7 @@ from gateway.runtime import Runtime, UpstreamCall
 from gateway.sessions import Access
 from gateway.settings import Config
 from gateway.store import RecordStore, open_store
+from gateway.upstream import relay
 
 log = logging.getLogger("bench.app")
 
@@ -50,6 +51,7 @@ def create_app(
         call_upstream=call_upstream or way_out.call,
         clock=clock or time.time,
         board=board,
+        open_turn=way_out.relay if way_out is not None else relay.open_turn,
     )
 
     @contextlib.asynccontextmanager

@@ -188,7 +188,8 @@ def chat_messages(messages: Any, max_messages: int) -> list[dict[str, Any]]:
             raise BadRequest(f"`{where}.role` must be a string.", param=where)
         if role == "tool" or message.get("tool_calls") or message.get("function_call"):
             raise BadRequest(
-                f"`{where}` carries a tool call or result; tools are not supported on a panel.",
+                f"`{where}` carries a tool call or result; tools are not supported on a panel: "
+                "ask bench/<collection>:route for a tool-calling turn.",
                 param=where,
             )
         if role not in _ROLES:

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from gateway import route
 from gateway.asking import COLLECTION_PREFIX, MERGED, collection_named, json_object
 from gateway.errors import BadRequest, GatewayError, NotFound, PayloadTooLarge
 from gateway.evidence import model_rows
@@ -88,6 +89,12 @@ async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False)
         client = await runtime.gatekeeper.client(request, google=google_keys)
         ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        routed = route_asked(raw, fmt, runtime.config)
+        if routed is not None:
+            ticket.resize(1)
+            turn = await start_route(runtime, fmt, client, *routed)
+            turn.on_end.append(ticket.release)
+            return await fmt.render_route(turn)  # type: ignore[attr-defined]
         body = await runtime.bodies.read(raw, fmt.check)  # a heavy one off the loop
         ask = fmt.read(body, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
         with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
@@ -103,6 +110,44 @@ async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False)
     ticket.resize(len(run.facts.plan.seats))
     run.start().add_done_callback(ticket.release)
     return await fmt.render_run(run)
+
+
+def route_asked(raw: bytes, fmt: Format, config: Any) -> tuple[dict[str, Any], str] | None:
+    """(body, collection) when the request asks for route mode, else None. The body is parsed
+    here only when it may: a panel's body is read once, by its format."""
+    named = getattr(fmt, "model", None)  # Gemini names the model in the path
+    if (
+        b"route" not in raw
+        and not config.route_collections
+        and not (isinstance(named, str) and "route" in named)
+    ):
+        return None
+    body = json_object(raw)
+    collection = route.wanted(named or body.get("model"), body.get("bench"), config)
+    return None if collection is None else (body, collection)
+
+
+async def start_route(
+    runtime: Runtime, fmt: Format, client: Client, body: dict[str, Any], collection: str
+) -> route.RouteTurn:
+    """Read the route turn in the format's words, check the key's scope and rpm, and give the
+    turn to a member (gateway/route.py)."""
+    reader = getattr(fmt, "read_route", None)
+    if reader is None:
+        raise BadRequest(
+            f"Route mode (bench/{collection}:route) is not yet available in the "
+            f"{_format_name(fmt)} format; ask it through /v1/chat/completions, "
+            "/v1/messages or /v1/responses.",
+            param="model",
+        )
+    ask = reader(body, collection)
+    with runtime.gatekeeper.admitted(client, collection):  # scope, then the key's rpm
+        return await route.start_turn(runtime, ask, client.name)
+
+
+def _format_name(fmt: Format) -> str:
+    name = getattr(fmt, "__name__", type(fmt).__name__)
+    return name.rsplit(".", 1)[-1].removesuffix("Format")
 
 
 async def list_models(request: Request) -> Response:
@@ -218,6 +263,17 @@ async def get_panel(request: Request) -> Response:
 
 async def get_call(request: Request) -> Response:
     return await _record(request, "call", runtime_of(request).store.call)
+
+
+async def get_conversation(request: Request) -> Response:
+    """A route conversation and its turns, each a call record (another key's is a 404)."""
+    client = await runtime_of(request).gatekeeper.client(request)
+    wanted = request.path_params["conversation"]
+    found = await runtime_of(request).store.panel(wanted, owner=client.owner)
+    if found is None or found.get("shape_by") != "route":
+        raise NotFound(f"Unknown conversation {wanted!r}.", param="conversation")
+    turns = found.pop("seats")
+    return JSONResponse({"conversation": wanted, **found, "turns": turns})
 
 
 async def _record(request: Request, kind: str, fetch) -> Response:
@@ -377,6 +433,7 @@ ROUTES = [
     Route("/bench/panels", list_panels, methods=["GET"]),
     Route("/bench/panels/{panel}", get_panel, methods=["GET"]),
     Route("/bench/calls/{call}", get_call, methods=["GET"]),
+    Route("/bench/conversations/{conversation}", get_conversation, methods=["GET"]),
     Route("/bench/models", bench_models, methods=["GET"]),
     Route("/bench/usage", bench_usage, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),

@@ -199,6 +199,16 @@ CALL_RECORD: Schema = {
         "seconds": _NULLABLE_NUM,
         "first_token_s": _NULLABLE_NUM,
         "verdict": {"type": ["object", "null"]},
+        "failed_over": {"type": ["array", "null"], "items": {"type": "object"}},
+    },
+}
+CONVERSATION_RECORD: Schema = {
+    "type": "object",
+    "description": "A route-mode conversation: its panel-like record and every turn's call.",
+    "required": ["conversation", "collection", "key_name", "turns"],
+    "properties": {
+        "conversation": {"type": "string"},
+        "turns": {"type": "array", "items": _ref("CallRecord")},
     },
 }
 
@@ -642,6 +652,7 @@ def describe() -> Schema:
                 "Recorded": RECORDED,
                 "CallRecord": CALL_RECORD,
                 "PanelRecord": PANEL_RECORD,
+                "ConversationRecord": CONVERSATION_RECORD,
                 "PanelPage": PANEL_PAGE,
                 "ModelList": MODEL_LIST,
                 "BenchModels": BENCH_MODELS,
@@ -721,6 +732,24 @@ def describe() -> Schema:
                     "parameters": [
                         {
                             "name": "call",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                }
+            },
+            "/bench/conversations/{conversation}": {
+                "get": {
+                    **_op(
+                        "A route conversation and its turns",
+                        _json("ConversationRecord", "the conversation"),
+                        errors=("401",),
+                        mine=True,
+                    ),
+                    "parameters": [
+                        {
+                            "name": "conversation",
                             "in": "path",
                             "required": True,
                             "schema": {"type": "string"},

@@ -39,6 +39,8 @@ class Runtime:
     bodies: BodyReader = field(init=False)  # heavy request bodies are read in a child process
     panels: set[asyncio.Task[object]] = field(default_factory=set)  # running, awaited on shutdown
     ready: bool = False
+    # (litellm params, request, timeout, stream=) -> a litellm reply or chunk stream (route mode)
+    open_turn: Callable[..., Awaitable[Any]] | None = None
 
     def __post_init__(self) -> None:
         if self.board is None:
@@ -69,6 +71,6 @@ def board_size(config: Config) -> tuple[int, int]:
     """(cells, slots) for what the gateway keeps on its board: a few cells per model and shape,
     a ring slot per unit of every rpm cap, and room for the keys' rings."""
     models, shapes = len(config.catalog.models), len(config.catalog.shapes)
-    cells = 4096 + models * (12 + shapes) + 2 * len(config.connections)
+    cells = 4096 + 1024 + models * (12 + shapes) + 2 * len(config.connections)
     caps = sum(config.model_rpm.values()) + sum(c.rpm or 0 for c in config.connections.values())
     return cells, 65536 + caps

@@ -36,6 +36,10 @@ BEHAVIOUR_KEYS = MappingProxyType(
         "no_done": ((bool,), False),
         "reset": ((bool,), False),
         "usage": ((bool,), True),
+        # {"name": ..., "arguments": {...}}: when the request offers tools and its last message is
+        # not a tool result, answer with this call (route mode's agents need a model that calls)
+        "tool_call": ((dict,), None),
+        "error_after": ((int,), None),  # streamed: a 500 error event after this many pieces
         # response headers sent with every reply, success or error (a provider's rate-limit
         # headers: x-ratelimit-remaining-requests, X-RateLimit-Reset, RateLimit, ...)
         "headers": ((dict,), None),

@@ -163,4 +163,5 @@ def test_the_store_uses_wal_and_a_migration_ledger(gateway, tmp_path):
         "0003_learned_windows",
         "0004_dashboard_indexes",
         "0005_learned_limits_and_usage",
+        "0006_route_turns",
     ]

@@ -36,11 +36,13 @@ from gateway.asking import (
 )
 from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError, NotFound
+from gateway.formats.route_anthropic import read_route, render_route
 from gateway.panel import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
 from gateway.upstream.translate.anthropic import to_openai_chat
 from routing import ROUTER_PANEL
 
+__all__ = ["count", "read", "read_route", "render_error", "render_route", "render_run"]
 _PASSED = ("system", "max_tokens", "temperature", "top_p", "stop_sequences", "metadata")
 _OURS = ("model", "messages", "stream", "top_k", "thinking", "with", "bench", "cache_control")
 # Provider options a panel honours only at their default: anything else is refused.

@@ -30,12 +30,14 @@ from gateway.asking import (
 )
 from gateway.config_schema import GatewaySettings
 from gateway.errors import BadRequest, GatewayError, render
+from gateway.formats.route_chat import read_route, render_route
 from gateway.panel import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.reply import PanelFacts
 from gateway.settings import Config
 
 KEEP_ALIVE = b": keep-alive\n\n"
 DONE = b"data: [DONE]\n\n"
+__all__ = ["read", "read_route", "render_error", "render_route", "render_run", "stream"]
 _TOOLS = ("function_call", "functions", "parallel_tool_calls", "tool_choice", "tools")
 
 
@@ -51,7 +53,11 @@ def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
     one_choice(body)
     for field in _TOOLS:
         if body.get(field) is not None:
-            raise BadRequest(f"`{field}` is not supported on a panel.", param=field)
+            raise BadRequest(
+                f"`{field}` is not supported on a panel; ask bench/<collection>:route for a "
+                "tool-calling turn.",
+                param=field,
+            )
     sampling = sampling_of(body)
     stream = body.get("stream", False)
     if not isinstance(stream, bool):

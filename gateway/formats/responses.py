@@ -37,10 +37,12 @@ from gateway.asking import (
 from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError, render
 from gateway.formats.response_events import SAMPLING, Events, response_body
+from gateway.formats.route_responses import read_route, render_route
 from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
 from gateway.upstream.translate import responses as translate
 
+__all__ = ["read", "read_route", "render_error", "render_route", "render_run", "stream"]
 KEEP_ALIVE = b": keep-alive\n\n"
 _ROLES = ("user", "assistant", "system", "developer")
 _TEXT_PARTS = ("input_text", "output_text")
@@ -117,7 +119,7 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         if kind in ("function", "custom"):
             raise BadRequest(
                 "`tools` are not supported on a panel: it returns every seat's answer, "
-                "not one tool call.",
+                "not one tool call: ask bench/<collection>:route for a tool-calling turn.",
                 param=f"tools[{i}]",
             )
         raise BadRequest(
@@ -126,7 +128,9 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         )
     if body.get("tool_choice") not in (None, "none", "auto"):
         raise BadRequest(
-            "`tool_choice` needs tools; tools are not supported on a panel.", param="tool_choice"
+            "`tool_choice` needs tools; tools are not supported on a panel: ask "
+            "bench/<collection>:route for a tool-calling turn.",
+            param="tool_choice",
         )
     if body.get("include"):
         raise BadRequest("`include` cannot be honoured on a panel.", param="include")
@@ -150,7 +154,8 @@ def _checked_input(input_: Any) -> str | list[Any]:
             raise BadRequest(f"`{where}.type` must be a string.", param=where)
         elif kind.endswith(("_call", "_call_output")) or kind.startswith("mcp_"):
             raise BadRequest(
-                f"`{where}` is a tool call or result ({kind}); tools are not supported on a panel.",
+                f"`{where}` is a tool call or result ({kind}); tools are not supported on a "
+                "panel: ask bench/<collection>:route for a tool-calling turn.",
                 param=where,
             )
         elif kind == "item_reference":

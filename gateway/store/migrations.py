@@ -104,6 +104,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX calls_by_started ON calls (started);
         """,
     ),
+    (
+        "0006_route_turns",
+        """
+        ALTER TABLE calls ADD COLUMN failed_over TEXT;
+        """,
+    ),
 )
 
 

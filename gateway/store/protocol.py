@@ -41,6 +41,7 @@ CALL_FIELDS = (
     "replaced_by",
     "started",
     "finished",
+    "failed_over",  # route mode: the members that failed the turn before this one answered
 )
 
 

@@ -27,7 +27,7 @@ from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 
 log = logging.getLogger("bench.records")
 
-_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
+_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over")
 
 
 class SqliteStore:

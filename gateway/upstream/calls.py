@@ -156,6 +156,16 @@ class Upstream:
             self.gate.succeeded(model, passage)
             return answer
 
+    async def relay(
+        self, params: dict[str, Any], request: dict[str, Any], timeout: float, *, stream: bool
+    ) -> Any:
+        """A route turn's call (gateway/upstream/relay.py), through the shared session."""
+        from gateway.upstream.relay import open_turn
+
+        if self.session is not None:
+            params = {**params, "shared_session": self.session}
+        return await open_turn(params, request, timeout, stream=stream)
+
     async def _answer_arrived(self, session: Any, context: Any, params: Any) -> None:
         """A response's headers are in: wait for this call's turn to read and parse it (held
         until the call returns, or `hold_s`, whichever comes first)."""
