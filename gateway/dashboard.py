@@ -2,7 +2,8 @@
 routes. Server-rendered with Jinja2 (autoescaping on: an answer's markup never reaches the page
 as markup), a small script of its own, nothing from a CDN.
 
-Who may open it, and the CSRF check on its posts: gateway/sessions.py. Live updates: an SSE
+Who may open it, and the CSRF check on its posts: gateway/sessions.py. Its Usage section (the
+month chosen by `?month=YYYY-MM`): gateway/dashboard_usage.py. Live updates: an SSE
 stream (`/ui/events`) that tells the page when a panel, seat or verdict was written, so the page
 fetches the panel list again (`/ui/panels`) without a reload.
 """
@@ -23,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from gateway import evidence, safe_markdown
 from gateway.asking import json_object
+from gateway.dashboard_usage import usage_section
 from gateway.endpoints import page_query, read_body, runtime_of
 from gateway.errors import BadRequest, Conflict, NotFound, Unauthorized
 from gateway.keys import KEY_NAME, LOCAL, key_record, new_key
@@ -85,6 +87,7 @@ async def index(request: Request) -> Response:
     except UnknownCursor:
         raise NotFound(f"Unknown panel {before!r} in `before`.", param="before") from None
     keys = await runtime.store.keys()
+    usage = await usage_section(runtime, request.query_params.get("month"))
     context = {
         "csrf": token,
         "page": panels,
@@ -93,6 +96,7 @@ async def index(request: Request) -> Response:
         "before": before,
         "signed_in": access.signed_in(request),
         "keys": keys,
+        "usage": usage,
         **_evidence(runtime),
     }
     return _html(reply, TEMPLATES.get_template("index.html").render(context), 200)

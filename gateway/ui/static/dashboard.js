@@ -57,6 +57,7 @@ document.addEventListener("click", async (event) => {
 
 document.addEventListener("submit", async (event) => {
   const form = event.target;
+  if (form.id === "usage-month") return;  // an ordinary GET: the page for that month
   event.preventDefault();
   if (form.classList.contains("note")) {
     const seat = seatOf(form);
@@ -143,6 +144,12 @@ if (panels && panels.dataset.firstPage === "true" && window.EventSource) {
   events.addEventListener("change", () => refresh());
   events.onerror = () => live.classList.remove("on");
   document.addEventListener("focusout", () => { if (wanted) setTimeout(refresh, 100); });
+}
+
+// Picking a month shows it at once (the form's button does the same without a script).
+const usageMonth = document.getElementById("usage-month");
+if (usageMonth) {
+  usageMonth.elements.month.addEventListener("change", () => usageMonth.requestSubmit());
 }
 
 showNewKey();
