@@ -1,13 +1,16 @@
-"""The SQLite store alone: batched writes, a bad row failing alone, reads of what was written."""
+"""Each record store alone (SQLite, and PostgreSQL on a throwaway server): batched writes, a bad
+row failing alone, reads of what was written."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 
+import psycopg
 import pytest
 
 from gateway.store import SqliteStore
+from gateway.store.postgres import PostgresStore
 
 
 def panel(i: int) -> dict:
@@ -53,9 +56,33 @@ class CountingStore(SqliteStore):
         super()._insert_all(batch)
 
 
-def test_concurrent_writes_are_batched_and_a_bad_row_fails_alone(tmp_path):
+class CountingPostgres(PostgresStore):
+    """The real store, counting the transactions it commits."""
+
+    batches: list[int]
+
+    async def _insert_all(self, batch) -> None:
+        self.batches = [*getattr(self, "batches", []), len(batch)]
+        await super()._insert_all(batch)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def new_store(request, tmp_path):
+    """Make a store of each kind (not yet open); `.integrity` is its engine's IntegrityError."""
+
+    def make(name: str = "s", counting: bool = False):
+        if request.param == "sqlite":
+            return (CountingStore if counting else SqliteStore)(tmp_path / f"{name}.db")
+        url = request.getfixturevalue("pg_url")
+        return (CountingPostgres if counting else PostgresStore)(url)
+
+    make.integrity = sqlite3.IntegrityError if request.param == "sqlite" else psycopg.IntegrityError
+    return make
+
+
+def test_concurrent_writes_are_batched_and_a_bad_row_fails_alone(new_store):
     async def scenario():
-        store = CountingStore(tmp_path / "s.db")
+        store = new_store(counting=True)
         await store.open()
         try:
             await asyncio.gather(*(store.add_panel(panel(i)) for i in range(50)))
@@ -64,22 +91,22 @@ def test_concurrent_writes_are_batched_and_a_bad_row_fails_alone(tmp_path):
             writes.append(store.add_call(call("p-missing", "member1")))  # no such panel
             outcomes = await asyncio.gather(*writes, return_exceptions=True)
             assert all(o is None for o in outcomes[:50])
-            assert isinstance(outcomes[50], sqlite3.IntegrityError)
+            assert isinstance(outcomes[50], new_store.integrity)
             found = await store.panel("p7")
             assert [s["id"] for s in found["seats"]] == ["p7.member1"]
             assert (await store.call("p7.member1"))["collection"] == "x"
+            page = await store.panels_page(100)
+            assert len(page["panels"]) == 50 and page["owed"] == 50
+            assert sum(len(p["seats"]) for p in page["panels"]) == 50
         finally:
             await store.close()
 
     asyncio.run(scenario())
-    with sqlite3.connect(tmp_path / "s.db") as db:
-        assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 50
-        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_a_duplicate_key_name_is_refused(tmp_path):
+def test_a_duplicate_key_name_is_refused(new_store):
     async def scenario():
-        store = SqliteStore(tmp_path / "k.db")
+        store = new_store("k")
         await store.open()
         try:
             key = {
@@ -102,9 +129,9 @@ def test_a_duplicate_key_name_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("window", [4096, 1000])
-def test_a_learned_window_only_goes_down(tmp_path, window):
+def test_a_learned_window_only_goes_down(new_store, window):
     async def scenario():
-        store = SqliteStore(tmp_path / "w.db")
+        store = new_store("w")
         await store.open()
         try:
             await store.learn_window("a", 2000)
@@ -125,10 +152,10 @@ def test_a_learned_window_only_goes_down(tmp_path, window):
     ids=["int-too-large", "unbindable-object"],
 )
 def test_a_batch_that_fails_to_bind_fails_its_own_writes_and_later_writes_still_land(
-    tmp_path, bad
+    new_store, bad
 ):
     async def scenario():
-        store = SqliteStore(tmp_path / "f.db")
+        store = new_store("f")
         await store.open()
         try:
             await store.add_panel(panel(1))
