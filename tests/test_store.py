@@ -175,3 +175,84 @@ def test_a_batch_that_fails_to_bind_fails_its_own_writes_and_later_writes_still_
             await store.close()
 
     assert asyncio.run(scenario()) == ["p1.member2", "p1.member3"]
+
+
+def test_both_stores_answer_every_read_alike(tmp_path, pg_url):
+    """The same writes to SQLite and to PostgreSQL: every read of the protocol gives the same
+    answer (pages and cursors, owner scoping, verdict history, standings, usage per day in a
+    time zone, learned limits and windows, keys)."""
+    day = 1_741_300_000.0  # 2025-03-06 22:26 UTC: 23:26 in Paris, the next hour another day
+
+    def seat(panel_id: str, n: int, status: str, started: float, **more) -> dict:
+        row = {**call(panel_id, f"member{n}"), "status": status, "started": started}
+        return {**row, "alias": "ab"[n % 2], "tokens_in": 10 * n, "tokens_out": n, **more}
+
+    async def fill(store) -> dict:
+        await store.open()
+        try:
+            for i, key_name in enumerate(["local", "ci-bot", "local"]):
+                await store.add_panel({**panel(i), "created": day + i * 3600, "key_name": key_name})
+                await asyncio.gather(
+                    store.add_call(seat(f"p{i}", 1, "ok", day + i * 3600)),
+                    store.add_call(seat(f"p{i}", 2, "error", day + i * 3600 + 1, error="boom")),
+                    store.add_call(seat(f"p{i}", 3, "cooling", day + i * 3600 + 2)),
+                    store.add_call(
+                        {**seat(f"p{i}", 4, "ok", day + i * 3600 + 3), "seat": "merger"}
+                    ),
+                )
+            verdicts = [
+                await store.record_verdict({"call": "p0.member1", "useful": True, "note": "n"}),
+                await store.record_verdict({"call": "p0.member1", "useful": True, "note": "n"}),
+                await store.record_verdict({"call": "p0.member1", "useful": False, "real": ["r"]}),
+                await store.record_verdict({"call": "p1.member1", "useful": True}, owner="local"),
+                await store.record_verdict({"call": "p1.member1", "useful": True}, owner="ci-bot"),
+            ]
+            key = {"name": "ci-bot", "digest": "d", "last4": "abcd", "collections": ["x"]}
+            await store.add_key({**key, "rpm": 5, "created": 1.0})
+            await store.touch_key("ci-bot", 2.0)
+            await store.learn_window("a", 4096)
+            await store.learn_window("a", 8192)
+            await store.learn_limit({"alias": "a", "until": day + 99, "why": "rpd", "source": "s"})
+            await store.learn_limit({"alias": "b", "until": day - 1, "why": "rpm", "source": "s"})
+            first = await store.panels_page(2)
+            marker = await store.change_marker()
+            await store.add_panel(panel(9))
+            return {
+                "verdicts": verdicts,
+                "panels": [await store.panel(f"p{i}") for i in range(3)],
+                "scoped": [await store.panel("p1", owner="local"), await store.call("p1.member1")],
+                "first": first,
+                "next": await store.panels_page(2, before=first["next"]),
+                "owed": await store.panels_page(10, owed=True, owner="local"),
+                "marker moved": marker != await store.change_marker() and min(marker) > 0,
+                "standings": {k: sorted(v, key=str) for k, v in (await store.standings()).items()},
+                "keys": [await store.keys(), await store.key_by_digest("d")],
+                "windows": await store.learned_windows(),
+                "limits": await store.learned_limits(day),
+                "days": sorted(await store.day_counts(day + 3600), key=str),
+                "usage": await store.usage(day - 86400, day + 86400, "Europe/Paris"),
+                "usage of ci-bot": await store.usage(day - 86400, day + 86400, "UTC", "ci-bot"),
+            }
+        finally:
+            await store.close()
+
+    def timeless(found):
+        """The same, but for the moment a verdict was written (the wall clock's)."""
+        if isinstance(found, dict):
+            drop = "useful" in found
+            return {k: timeless(v) for k, v in found.items() if not (drop and k == "created")}
+        if isinstance(found, list | tuple):
+            return [timeless(v) for v in found]
+        return found
+
+    on_sqlite = timeless(asyncio.run(fill(SqliteStore(tmp_path / "same.db"))))
+    on_postgres = timeless(asyncio.run(fill(PostgresStore(pg_url))))
+    for name, found in on_sqlite.items():
+        assert on_postgres[name] == found, name
+    assert [d for d in on_sqlite["usage"]][0]["day"] == "2025-03-06"
+    assert {d["day"] for d in on_sqlite["usage"]} == {"2025-03-06", "2025-03-07"}
+    assert on_sqlite["marker moved"] is True and on_sqlite["scoped"][0] is None
+    assert on_sqlite["first"]["next"] == "p1"
+    assert [p["id"] for p in on_sqlite["next"]["panels"]] == ["p0", "p9"]
+    assert [p["id"] for p in on_sqlite["owed"]["panels"]] == ["p2"]  # p0 judged, p1 not local's
+    assert len(on_sqlite["standings"]["verdicts"]) == 1 and on_sqlite["limits"][0]["alias"] == "a"
