@@ -23,7 +23,8 @@ from starlette.responses import Response
 from gateway import dashboard, quota_signals, upstream
 from gateway.board import Board
 from gateway.endpoints import ROUTES as API_ROUTES
-from gateway.errors import BadRequest, GatewayError, NotFound, render
+from gateway.errors import BadRequest, GatewayError, NotFound
+from gateway.formats import error_renderer_for
 from gateway.guard import Guard
 from gateway.runtime import Runtime, UpstreamCall
 from gateway.sessions import Access
@@ -119,13 +120,18 @@ async def _drain(runtime: Runtime, timeout: float) -> None:
         await asyncio.wait(pending)
 
 
+# Errors no format's reader caught are rendered in the format of the path called (an Anthropic
+# client's 404 is Anthropic-shaped), by gateway/formats' error_renderer_for.
+
+
 async def _gateway_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GatewayError)
-    return render(exc)
+    return error_renderer_for(request.url.path)(exc)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    render = error_renderer_for(request.url.path)
     if exc.status_code == 404:
         return render(NotFound(f"No route {request.url.path}."))
     error = BadRequest(str(exc.detail), headers=dict(exc.headers or {}))  # a 405's Allow
@@ -135,4 +141,5 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error on %s", request.url.path)
-    return render(GatewayError("The gateway failed unexpectedly; the error is logged."))
+    error = GatewayError("The gateway failed unexpectedly; the error is logged.")
+    return error_renderer_for(request.url.path)(error)

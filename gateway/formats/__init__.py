@@ -12,11 +12,24 @@
   `failure()`, its stream from `events()`, and its errors in its own shape.
 
 Every panel endpoint is read -> seat -> render (gateway/endpoints.py); a new format is a new
-module here and a route, and nothing else changes. `chat` is OpenAI chat completions.
+module here and a route, and nothing else changes. The modules:
+
+- `chat`: OpenAI chat completions (`/v1/chat/completions`);
+- `completions`: OpenAI legacy completions (`/v1/completions`);
+- `responses`: OpenAI Responses (`/v1/responses`), its typed stream in `response_events`;
+- `anthropic`: Anthropic Messages (`/v1/messages`, `/v1/messages/count_tokens`);
+- `ollama`: Ollama (`/api/chat`, `/api/generate`, `/api/tags`, `/api/show`);
+- `gemini`: Gemini (`/v1beta/models/{collection}:generateContent` and its siblings).
+
+An error raised before any format has read the request (the guard's 403 and 415, the app's 404,
+405 and 500) is still the caller's: `error_renderer_for(path)` picks the format by the path the
+client called, so an Anthropic client gets `{"type": "error", ...}` and its SDK raises the
+right exception, not a JSON parse error on OpenAI's shape.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -27,6 +40,8 @@ if TYPE_CHECKING:
     from gateway.errors import GatewayError
     from gateway.panel import PanelRun
     from gateway.settings import Config
+
+    ErrorRenderer = Callable[[GatewayError], Response]
 
 
 class Format(Protocol):
@@ -39,3 +54,37 @@ class Format(Protocol):
     async def render_run(self, run: PanelRun) -> Response: ...
 
     def render_error(self, error: GatewayError) -> Response: ...
+
+
+# The first path segments each format's clients call; every other path answers as OpenAI does
+# (chat, completions, Responses, models, records: all OpenAI-shaped errors).
+_FIRST_SEGMENTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("v1", "messages"), "anthropic"),
+    (("messages",), "anthropic"),
+    (("api",), "ollama"),
+    (("v1beta",), "gemini"),
+)
+
+
+def format_of_path(path: str) -> str:
+    """The format whose clients call *path*: anthropic, ollama, gemini, or openai."""
+    segments = tuple(path.strip("/").split("/"))
+    for prefix, name in _FIRST_SEGMENTS:
+        if segments[: len(prefix)] == prefix:
+            return name
+    return "openai"
+
+
+def error_renderer_for(path: str) -> ErrorRenderer:
+    """How an error on *path* is shown: the render_error of the format its clients speak."""
+    # Imported here: the guard needs this before any route, and the format modules pull in
+    # the panel and litellm's translators, which the package itself must not need to load.
+    from gateway.formats import anthropic, chat, gemini, ollama
+
+    renderers: dict[str, ErrorRenderer] = {
+        "anthropic": anthropic.render_error,
+        "ollama": ollama.render_error,
+        "gemini": gemini.render_error,
+        "openai": chat.render_error,
+    }
+    return renderers[format_of_path(path)]

@@ -70,7 +70,9 @@ _ERROR_TYPES = {
     401: "authentication_error",
     403: "permission_error",
     404: "not_found_error",
+    405: "invalid_request_error",
     413: "request_too_large",
+    415: "invalid_request_error",
     429: "rate_limit_error",
     503: "overloaded_error",
 }
@@ -107,7 +109,7 @@ def count(body: dict[str, Any], headers: dict[str, str], config: Config) -> tupl
 
 def _read(body: dict[str, Any], headers: dict[str, str], config: Config, counting: bool) -> Ask:
     _refuse_unknown(body)
-    model = body.get("model")
+    model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     max_tokens = body.get("max_tokens")
     if not counting and max_tokens is None:

@@ -251,7 +251,8 @@ def _contents(contents: Any) -> list[dict[str, Any]]:
     return contents
 
 
-def _parts(parts: Any, where: str, *, text_only: bool = False) -> None:
+def _parts(parts: Any, where: str, *, text_only: bool = False) -> list[dict[str, Any]]:
+    """The parts, checked, with their keys in camelCase."""
     if not isinstance(parts, list) or not parts:
         raise BadRequest(f"`{where}` must be a non-empty list of parts.", param=where)
     for j, part in enumerate(parts):
@@ -267,6 +268,7 @@ def _parts(parts: Any, where: str, *, text_only: bool = False) -> None:
             _inline_image(part["inlineData"], f"{here}.inlineData")
             continue
         raise BadRequest(f"`{here}`: {_why_not(kinds, text_only)}.", param=here)
+    return parts
 
 
 def _why_not(kinds: set[str], text_only: bool) -> str:
@@ -307,17 +309,16 @@ def _system_text(system: Any) -> str | None:
         raise BadRequest(
             "`systemInstruction` must be a content with text parts.", param="systemInstruction"
         )
-    parts = system.get("parts")
-    _parts(parts, "systemInstruction.parts", text_only=True)
+    parts = _parts(system.get("parts"), "systemInstruction.parts", text_only=True)
     return "\n\n".join(part["text"] for part in parts)
 
 
-def _generation_config(config: Any) -> dict[str, Any]:
-    if config is None:
+def _generation_config(given: Any) -> dict[str, Any]:
+    if given is None:
         return {}
-    if not isinstance(config, dict):
+    if not isinstance(given, dict):
         raise BadRequest("`generationConfig` must be an object.", param="generationConfig")
-    config = {k: v for k, v in _camel_keys(config).items() if v is not None}
+    config = {k: v for k, v in _camel_keys(given).items() if v is not None}
     for name in config:
         if name not in _CONFIG and name not in _CONFIG_ALSO:
             raise BadRequest(

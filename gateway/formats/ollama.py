@@ -218,8 +218,9 @@ CHAT = OllamaFormat("chat")
 GENERATE = OllamaFormat("generate")
 
 
-def model_name(model: Any) -> str:
-    """The model as asked, without the `:latest` tag Ollama clients may add to a listed name."""
+def model_name(model: Any) -> Any:
+    """The model as asked, without the `:latest` tag Ollama clients may add to a listed name
+    (anything but a string comes back as it was, for `collection_named` to refuse)."""
     if isinstance(model, str) and model.endswith(LATEST):
         return model.removesuffix(LATEST)
     return model

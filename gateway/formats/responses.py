@@ -61,7 +61,7 @@ check = partial(bounded, listed="input")
 
 def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
     """A Responses body (bounded by `check`; the X-Panel-* headers, lower-cased) as an Ask."""
-    model = body.get("model")
+    model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     one_choice(body)
     _refuse_unhonoured(body)
@@ -71,8 +71,7 @@ def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise BadRequest("`instructions` must be a string.", param="instructions")
-    input_ = body.get("input")
-    _check_input(input_)
+    input_ = _checked_input(body.get("input"))
     try:
         messages = translate.messages_of(input_, instructions)
     except translate.Unreadable as exc:
@@ -135,9 +134,9 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         raise BadRequest("`top_logprobs` cannot be honoured on a panel.", param="top_logprobs")
 
 
-def _check_input(input_: Any) -> None:
+def _checked_input(input_: Any) -> str | list[Any]:
     if isinstance(input_, str):
-        return
+        return input_
     if not isinstance(input_, list) or not input_:
         raise BadRequest("`input` must be a string or a non-empty list of items.", param="input")
     for i, item in enumerate(input_):
@@ -158,6 +157,7 @@ def _check_input(input_: Any) -> None:
             raise BadRequest(f"`{where}` refers to a stored item; {_STORED}", param=where)
         else:
             raise BadRequest(f"`{where}` ({kind}) cannot be honoured on a panel.", param=where)
+    return input_
 
 
 def _check_message(item: dict[str, Any], where: str) -> None:
@@ -201,7 +201,8 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
             raise BadRequest(
                 "`text.format.type` must be text, json_object or json_schema.", param="text.format"
             )
-        if kind == "json_schema" and not isinstance(format_.get("schema"), dict):
+        schema = format_.get("schema") if isinstance(format_, dict) else None
+        if kind == "json_schema" and not isinstance(schema, dict):
             raise BadRequest(
                 "`text.format.schema` must be a JSON schema object.", param="text.format"
             )
