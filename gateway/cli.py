@@ -24,6 +24,7 @@ EXAMPLES = """examples:
   bench-gateway simulate --port 8199 --spec config/simulate.yaml
   bench-gateway check-config --config config/bench.yaml
   bench-gateway keys create ci-bot --collections reviewers --rpm 30
+  bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench
 """
 
 
@@ -94,6 +95,15 @@ def _parser() -> argparse.ArgumentParser:
     keys.add_argument("--collections", help="comma-separated collections it may use (default all)")
     keys.add_argument("--rpm", type=int, help="requests per minute it may send")
     keys.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
+
+    store = command(
+        "store",
+        "copy records from a SQLite store into PostgreSQL (again: copies only what is new)",
+        "bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench",
+    )
+    store.add_argument("action", choices=["copy"])
+    store.add_argument("--from", dest="source", required=True, metavar="sqlite:///PATH")
+    store.add_argument("--to", dest="target", required=True, metavar="postgresql://...")
     return parser
 
 
@@ -127,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
             return serve(_config_path(args.config), args.host, args.port, args.workers)
         if args.command == "simulate":
             return simulate(args.host, args.port, args.spec)
+        if args.command == "store":
+            from gateway.store.copy import run_copy
+
+            return run_copy(args.source, args.target)
         if args.command == "keys":
             from gateway.keys_cli import run_keys
 
