@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.render:
         results = _load_results()
-        DOC.write_text(render(results, results.get(ORDER[0], {}).get("command", "?")))
+        _write_doc(render(results, results.get(ORDER[0], {}).get("command", "?")))
         print(f"wrote {DOC} from {RESULTS}")
         return 0
     os.environ["BENCH_OURS_WORKERS"] = str(args.ours_workers)  # read by targets.start_ours
@@ -166,11 +167,22 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(render_table({k: v for k, v in results.items() if k in chosen})))
     if not args.no_doc and any(k in results for k in ORDER):
         DOC.parent.mkdir(parents=True, exist_ok=True)
-        DOC.write_text(render(results, command))
+        _write_doc(render(results, command))
         ctx.log(f"wrote {DOC}")
     for line in failed:
         print(f"FAILED {line} (logs kept in {work})", file=sys.stderr)
     return 1 if failed else 0
+
+
+KEPT = re.compile(r"(?ms)^<!-- (\S+): begin -->$.*?^<!-- \1: end -->$")
+
+
+def _write_doc(text: str) -> None:
+    """The page, keeping the sections other scripts write into it (benchmarks/formats.py's),
+    each between its `<!-- <script>: begin -->` and `<!-- <script>: end -->` lines."""
+    old = DOC.read_text() if DOC.exists() else ""
+    kept = "".join(f"\n\n{found.group(0)}" for found in KEPT.finditer(old))
+    DOC.write_text(text.rstrip("\n") + kept + "\n")
 
 
 if __name__ == "__main__":

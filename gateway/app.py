@@ -21,15 +21,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway import upstream
+from gateway import dashboard, quota_signals, upstream
 from gateway.board import Board
-from gateway.endpoints import ROUTES
-from gateway.errors import BadRequest, GatewayError, NotFound, render
+from gateway.endpoints import ROUTES as API_ROUTES
+from gateway.errors import BadRequest, GatewayError, NotFound
+from gateway.formats import error_renderer_for
 from gateway.guard import Guard
 from gateway.mcp_http import McpEndpoint
 from gateway.runtime import Runtime, UpstreamCall
+from gateway.sessions import Access
 from gateway.settings import Config
 from gateway.store import RecordStore, open_store
+from gateway.upstream import relay
 
 log = logging.getLogger("bench.app")
 
@@ -50,12 +53,13 @@ def create_app(
         call_upstream=call_upstream or way_out.call,
         clock=clock or time.time,
         board=board,
+        open_turn=way_out.relay if way_out is not None else relay.open_turn,
     )
 
     mcp = McpEndpoint(config)
     # Stateless MCP: no stream to GET and no session to DELETE, so those are 405 (as the
     # transport allows), POST only.
-    routes = [*ROUTES, Route("/mcp", mcp, methods=["POST"])]
+    mcp_route = Route("/mcp", mcp, methods=["POST"])
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
@@ -63,6 +67,12 @@ def create_app(
         if not runtime.ledger.loaded:  # (a worker started again finds the figures live)
             standings = await runtime.store.standings()
             runtime.ledger.load(standings, await runtime.store.learned_windows())
+        if not runtime.rate_limits.loaded:  # the day's counts and learned cooldowns survive
+            now = runtime.clock()
+            since = quota_signals.day_start(now, config.gateway.quota_day_tz)
+            runtime.rate_limits.load(
+                await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
+            )
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
@@ -72,10 +82,12 @@ def create_app(
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
+            await runtime.bodies.close()
             if way_out is not None:
                 await way_out.close()
             await runtime.store.close()
 
+    routes = [*API_ROUTES, *dashboard.ROUTES, mcp_route]
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
@@ -88,6 +100,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
+    app.state.access = Access.from_environment(config.gateway.require_keys, runtime.clock)
     return app
 
 
@@ -117,13 +130,18 @@ async def _drain(runtime: Runtime, timeout: float) -> None:
         await asyncio.wait(pending)
 
 
+# Errors no format's reader caught are rendered in the format of the path called (an Anthropic
+# client's 404 is Anthropic-shaped), by gateway/formats' error_renderer_for.
+
+
 async def _gateway_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GatewayError)
-    return render(exc)
+    return error_renderer_for(request.url.path)(exc)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    render = error_renderer_for(request.url.path)
     if exc.status_code == 404:
         return render(NotFound(f"No route {request.url.path}."))
     error = BadRequest(str(exc.detail), headers=dict(exc.headers or {}))  # a 405's Allow
@@ -133,4 +151,5 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error on %s", request.url.path)
-    return render(GatewayError("The gateway failed unexpectedly; the error is logged."))
+    error = GatewayError("The gateway failed unexpectedly; the error is logged.")
+    return error_renderer_for(request.url.path)(error)

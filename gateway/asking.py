@@ -10,6 +10,8 @@ anyone is seated: a refused request calls no upstream and writes no record.
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +22,11 @@ from routing import ROUTER_PANEL, conversation_text, estimate_tokens, has_images
 COLLECTION_PREFIX = "bench/"
 MERGED = ":merged"
 
-# Sampling fields passed on to every seat, with the JSON types each may take.
+# Sampling fields passed on to every seat, with the JSON types each may take and, for numbers,
+# the closed range OpenAI documents. Every seat is given them: a value no provider takes would
+# only be recorded as an upstream error against each innocent model.
 _NUMBER = (int, float)
+_INT64 = 2**63
 SAMPLING: dict[str, tuple[type, ...]] = {
     "temperature": _NUMBER,
     "top_p": _NUMBER,
@@ -36,7 +41,24 @@ SAMPLING: dict[str, tuple[type, ...]] = {
     "logit_bias": (dict,),
     "reasoning_effort": (str,),
 }
+RANGES: dict[str, tuple[float, float]] = {
+    "temperature": (0, 2),
+    "top_p": (0, 1),
+    "max_tokens": (1, _INT64 - 1),
+    "max_completion_tokens": (1, _INT64 - 1),
+    "presence_penalty": (-2, 2),
+    "frequency_penalty": (-2, 2),
+    "seed": (-_INT64, _INT64 - 1),
+}
+MAX_STOP = 4  # stop sequences
+MAX_LOGIT_BIAS = 300  # token ids biased
+MAX_RESPONSE_FORMAT = 10_000  # JSON values in a response_format (its schema included)
+MAX_WITH = 32  # nominations (a panel has at most 10 seats)
+MAX_PART_VALUES = 16  # JSON values in one content part (a text or image part needs a few)
 _ROLES = {"system", "developer", "user", "assistant"}
+_KEPT = ("role", "content", "name")  # what of a message a seat is given
+# A lone surrogate can only be spelled as a \uD800-\uDFFF escape in valid UTF-8 JSON.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 
 
 @dataclass(frozen=True)
@@ -96,18 +118,22 @@ def collection_named(model: Any) -> tuple[str, bool]:
     return collection.removesuffix(MERGED), collection.endswith(MERGED)
 
 
-def reply_merged(options: Any, collection: str, config: Config) -> bool:
-    """`"bench": {"reply": "merged" | "panel"}` in the body, else the collection's own choice."""
-    if options is not None:
-        if not isinstance(options, dict) or set(options) - {"reply"}:
-            raise BadRequest(
-                '`bench` must be an object such as {"reply": "merged"}.', param="bench"
-            )
-        reply = options.get("reply")
-        if reply is not None:
-            if reply not in ("merged", "panel"):
-                raise BadRequest("`bench.reply` must be merged or panel.", param="bench.reply")
-            return reply == "merged"
+def reply_asked(options: Any) -> str | None:
+    """`"bench": {"reply": "merged" | "panel"}` in the body: the reply asked for, if any."""
+    if options is None:
+        return None
+    if not isinstance(options, dict) or set(options) - {"reply"}:
+        raise BadRequest('`bench` must be an object such as {"reply": "merged"}.', param="bench")
+    reply = options.get("reply")
+    if reply is not None and reply not in ("merged", "panel"):
+        raise BadRequest("`bench.reply` must be merged or panel.", param="bench.reply")
+    return reply
+
+
+def reply_merged(asked: str | None, collection: str, config: Config) -> bool:
+    """The reply asked for (`reply_asked`), else the collection's own choice: merged?"""
+    if asked is not None:
+        return asked == "merged"
     found = config.catalog.collection(collection)
     return found is not None and found.reply == "merged"
 
@@ -116,7 +142,8 @@ def json_object(raw: bytes, what: str = "The request body") -> dict[str, Any]:
     """Strict JSON: UTF-8 only, no NaN or Infinity, no lone surrogates, an object at the top."""
     try:
         body = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-        json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates fail here
+        if _SURROGATE_ESCAPE.search(raw):  # (only then can a lone one be in there: look)
+            json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates fail here
     except (ValueError, RecursionError) as exc:
         raise BadRequest(f"{what} is not valid JSON: {_reason(exc)}.") from None
     if not isinstance(body, dict):
@@ -136,11 +163,22 @@ def _reason(exc: BaseException) -> str:
     return str(exc)
 
 
-def chat_messages(messages: Any) -> list[dict[str, Any]]:
+def chat_messages(messages: Any, max_messages: int) -> list[dict[str, Any]]:
     """OpenAI chat messages, refused when a panel cannot take them (tools, unknown roles,
-    content that is neither a string nor a list of text parts)."""
+    content that is neither a string nor a list of text and image parts, more than
+    *max_messages*, or
+    more content parts than that in all). Each is kept as role, content and name only: what a
+    seat is given is bounded by what was checked."""
     if not isinstance(messages, list) or not messages:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")
+    if len(messages) > max_messages:
+        raise BadRequest(
+            f"`messages` holds {len(messages)} messages; at most {max_messages} are taken "
+            "(gateway.max_messages).",
+            param="messages",
+        )
+    kept = []
+    parts = 0
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
@@ -150,15 +188,27 @@ def chat_messages(messages: Any) -> list[dict[str, Any]]:
             raise BadRequest(f"`{where}.role` must be a string.", param=where)
         if role == "tool" or message.get("tool_calls") or message.get("function_call"):
             raise BadRequest(
-                f"`{where}` carries a tool call or result; tools are not supported on a panel.",
+                f"`{where}` carries a tool call or result; tools are not supported on a panel: "
+                "ask bench/<collection>:route for a tool-calling turn.",
                 param=where,
             )
         if role not in _ROLES:
             raise BadRequest(
                 f"`{where}.role` must be one of {', '.join(sorted(_ROLES))}.", param=where
             )
-        _check_content(message.get("content"), where)
-    return messages
+        content = message.get("content")
+        if isinstance(content, list):
+            parts += len(content)
+            if parts > max_messages:
+                raise BadRequest(
+                    f"The messages hold more than {max_messages} content parts in all.",
+                    param=where,
+                )
+        _check_content(content, where)
+        if message.get("name") is not None and not isinstance(message["name"], str):
+            raise BadRequest(f"`{where}.name` must be a string.", param=where)
+        kept.append({key: message[key] for key in _KEPT if message.get(key) is not None})
+    return kept
 
 
 def _check_content(content: Any, where: str) -> None:
@@ -169,6 +219,11 @@ def _check_content(content: Any, where: str) -> None:
     if isinstance(content, list):
         for j, part in enumerate(content):
             kind = part.get("type") if isinstance(part, dict) else None
+            if kind is not None and not values_within(part, MAX_PART_VALUES):
+                raise BadRequest(
+                    f"`{where}.content[{j}]` holds more than {MAX_PART_VALUES} values.",
+                    param=f"{where}.content",
+                )
             if kind == "text" and isinstance(part.get("text"), str):
                 continue
             if kind == "image_url" and _image_url(part.get("image_url")):
@@ -198,8 +253,25 @@ def _image_url(image: Any) -> bool:
     return isinstance(url, str) and url.startswith(("https://", "http://", "data:image/"))
 
 
+def values_within(value: Any, limit: int) -> bool:
+    """Does *value* hold at most *limit* JSON values (itself included)? Stops counting there, so
+    the answer costs at most *limit* steps however large the value is."""
+    stack, seen = [value], 0
+    while stack:
+        seen += 1
+        if seen > limit:
+            return False
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
 def sampling_of(body: dict[str, Any]) -> dict[str, Any]:
-    """The sampling fields a seat is given, each of the JSON type it may take."""
+    """The sampling fields a seat is given, each of the JSON type it may take, numbers finite
+    and in range, `stop` and `logit_bias` within OpenAI's bounds."""
     sampling = {}
     for field, types in SAMPLING.items():
         value = body.get(field)
@@ -207,8 +279,54 @@ def sampling_of(body: dict[str, Any]) -> dict[str, Any]:
             continue
         if isinstance(value, bool) or not isinstance(value, types):
             raise BadRequest(f"`{field}` has the wrong type.", param=field)
+        if field in RANGES:
+            low, high = RANGES[field]
+            if not _within(value, low, high):
+                raise BadRequest(f"`{field}` must be between {low} and {high}.", param=field)
+        elif field == "stop":
+            _check_stop(value)
+        elif field == "logit_bias":
+            _check_logit_bias(value)
+        elif field == "response_format" and not values_within(value, MAX_RESPONSE_FORMAT):
+            raise BadRequest(
+                f"`response_format` holds more than {MAX_RESPONSE_FORMAT} values.",
+                param=field,
+            )
         sampling[field] = value
     return sampling
+
+
+def _within(number: float, low: float, high: float) -> bool:
+    """Finite and in [low, high] (a JSON number too large for a float, such as 1e999, parses as
+    infinity; a long integer is compared exactly)."""
+    return (isinstance(number, int) or math.isfinite(number)) and low <= number <= high
+
+
+def _check_stop(stop: str | list[Any]) -> None:
+    if isinstance(stop, list) and (
+        len(stop) > MAX_STOP or not all(isinstance(s, str) for s in stop)
+    ):
+        raise BadRequest(
+            f"`stop` must be a string or a list of at most {MAX_STOP} strings.", param="stop"
+        )
+
+
+def _check_logit_bias(bias: dict[str, Any]) -> None:
+    if len(bias) > MAX_LOGIT_BIAS:
+        raise BadRequest(
+            f"`logit_bias` holds {len(bias)} entries; at most {MAX_LOGIT_BIAS} are taken.",
+            param="logit_bias",
+        )
+    for token, value in bias.items():
+        if not (token.isascii() and token.isdigit() and len(token) <= 10):
+            raise BadRequest(
+                "`logit_bias` keys must be token ids (strings of digits).", param="logit_bias"
+            )
+        number = isinstance(value, _NUMBER) and not isinstance(value, bool)
+        if not (number and _within(value, -100, 100)):
+            raise BadRequest(
+                "`logit_bias` values must be numbers between -100 and 100.", param="logit_bias"
+            )
 
 
 def shape_asked(headers: dict[str, str], collection: str, config: Config) -> tuple[str, str]:
@@ -227,8 +345,14 @@ def nominees_of(body_value: Any, header_value: str | None) -> tuple[str, ...]:
     """Models nominated into explorer chairs: the body's list, then the X-Panel-With header."""
     names: list[str] = []
     if body_value is not None:
-        if not isinstance(body_value, list) or not all(isinstance(n, str) for n in body_value):
-            raise BadRequest("`with` must be a list of model aliases.", param="with")
+        if (
+            not isinstance(body_value, list)
+            or len(body_value) > MAX_WITH
+            or not all(isinstance(n, str) for n in body_value)
+        ):
+            raise BadRequest(
+                f"`with` must be a list of at most {MAX_WITH} model aliases.", param="with"
+            )
         names.extend(body_value)
     if header_value:
         names.extend(part.strip() for part in header_value.split(","))

@@ -28,6 +28,7 @@ EXAMPLES = """examples:
   git diff | bench-gateway ask core 'Review this diff.'   # answers on stdout, seats on stderr
   bench-gateway verdict p1a2b3c4d5e6.member1 --useful
   claude mcp add bench -- bench-gateway mcp            # the bench's tools for an agent
+  bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench
 """
 
 
@@ -99,6 +100,15 @@ def _parser() -> argparse.ArgumentParser:
     keys.add_argument("--rpm", type=int, help="requests per minute it may send")
     keys.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
     client_cli.add_commands(command)
+
+    store = command(
+        "store",
+        "copy records from a SQLite store into PostgreSQL (again: copies only what is new)",
+        "bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench",
+    )
+    store.add_argument("action", choices=["copy"])
+    store.add_argument("--from", dest="source", required=True, metavar="sqlite:///PATH")
+    store.add_argument("--to", dest="target", required=True, metavar="postgresql://...")
     return parser
 
 
@@ -137,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
             return serve(_config_path(args.config), args.host, args.port, args.workers)
         if args.command == "simulate":
             return simulate(args.host, args.port, args.spec)
+        if args.command == "store":
+            from gateway.store.copy import run_copy
+
+            return run_copy(args.source, args.target)
         if args.command == "keys":
             from gateway.keys_cli import run_keys
 
@@ -242,6 +256,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
 
     from gateway import serverlog
     from gateway import workers as processes
+    from gateway.protocol import PROTOCOL
     from gateway.runtime import board_size
 
     process.own()
@@ -265,6 +280,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
         log_level="info",
         access_log=False,
         timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
+        http=PROTOCOL,  # request heads bounded in size and time (gateway/protocol.py)
     )
     if count == 1:
         serverlog.summary(path, config, 1, "in this process (one worker)")

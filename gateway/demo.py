@@ -62,6 +62,7 @@ def _demo(port: int, store_dir: Path, once: bool) -> int:
             process.tune_the_collector()  # both servers are up: freeze what start-up built
             base = f"{gateway.url}/v1"
             print(f"Bench Gateway demo: simulated upstream at {sim.url}, gateway at {base}")
+            print(f"Dashboard: {gateway.url}/  (open it to see the panel and judge its seats)")
             print(f"Records: {store_dir / 'records.db'} (removed when the demo ends)\n")
             client = openai.OpenAI(base_url=base, api_key="local", max_retries=0, timeout=60)
             raw = client.chat.completions.with_raw_response.create(
@@ -74,7 +75,7 @@ def _demo(port: int, store_dir: Path, once: bool) -> int:
             if once:
                 return 0
             print(
-                f"\nServing on {base} until Ctrl-C. Try:\n"
+                f"\nServing on {base} until Ctrl-C. Open the dashboard at {gateway.url}/ or try:\n"
                 f"  curl -s {base}/models\n  curl -s {gateway.url}/bench/models"
             )
             try:

@@ -10,15 +10,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway.asking import COLLECTION_PREFIX, MERGED, Ask, collection_named, json_object
-from gateway.errors import GatewayError, NotFound, PayloadTooLarge
+from gateway import route
+from gateway.asking import COLLECTION_PREFIX, MERGED, collection_named, json_object
+from gateway.errors import BadRequest, GatewayError, NotFound, PayloadTooLarge
+from gateway.evidence import model_rows
 from gateway.formats import Format, anthropic, chat, completions, gemini, ollama, responses
 from gateway.keys import Client
 from gateway.openapi import describe
 from gateway.pending import post_pending
 from gateway.runtime import Runtime
 from gateway.seating import start_panel
-from gateway.verdicts import parse_verdict
+from gateway.store.pages import MAX_LIMIT, UnknownCursor
+from gateway.usage import month_of, usage_body
+from gateway.verdicts import check_verdict, judge
 from routing import ROUTER_PANEL
 from routing.errors import echo
 
@@ -61,8 +65,9 @@ async def anthropic_count_tokens(request: Request) -> Response:
     try:
         client = await runtime.gatekeeper.client(request)
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        body = await runtime.bodies.read(raw, anthropic.check)  # a heavy one off the loop
         headers = {k.lower(): v for k, v in request.headers.items()}
-        collection, tokens = anthropic.count(raw, headers, runtime.config)
+        collection, tokens = anthropic.count(body, headers, runtime.config)
         client.check(collection)
     except GatewayError as error:
         return anthropic.render_error(error)
@@ -80,17 +85,67 @@ async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False)
     Admission comes before the body is read: a worker at capacity refuses at once (503), at
     the cost of a header check, not of reading and parsing a body it will not serve."""
     runtime = runtime_of(request)
-
-    async def read() -> Ask:
-        raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-        return fmt.read(raw, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
-
+    ticket = None
     try:
         client = await runtime.gatekeeper.client(request, google=google_keys)
-        run = await start_panel(runtime, client, read)
+        ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
+        raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        routed = route_asked(raw, fmt, runtime.config)
+        if routed is not None:
+            ticket.resize(1)
+            turn = await start_route(runtime, fmt, client, *routed)
+            turn.on_end.append(ticket.release)
+            return await fmt.render_route(turn)  # type: ignore[attr-defined]
+        body = await runtime.bodies.read(raw, fmt.check)  # a heavy one off the loop
+        ask = fmt.read(body, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
+        run = await start_panel(runtime, client, ask, ticket)
     except GatewayError as error:
+        if ticket is not None:
+            ticket.release()
         return fmt.render_error(error)
+    except BaseException:
+        if ticket is not None:
+            ticket.release()
+        raise
     return await fmt.render_run(run)
+
+
+def route_asked(raw: bytes, fmt: Format, config: Any) -> tuple[dict[str, Any], str] | None:
+    """(body, collection) when the request asks for route mode, else None. The body is parsed
+    here only when it may: a panel's body is read once, by its format."""
+    named = getattr(fmt, "model", None)  # Gemini names the model in the path
+    if (
+        b"route" not in raw
+        and not config.route_collections
+        and not (isinstance(named, str) and "route" in named)
+    ):
+        return None
+    body = json_object(raw)
+    collection = route.wanted(named or body.get("model"), body.get("bench"), config)
+    return None if collection is None else (body, collection)
+
+
+async def start_route(
+    runtime: Runtime, fmt: Format, client: Client, body: dict[str, Any], collection: str
+) -> route.RouteTurn:
+    """Read the route turn in the format's words, check the key's scope and rpm, and give the
+    turn to a member (gateway/route.py)."""
+    reader = getattr(fmt, "read_route", None)
+    if reader is None:
+        raise BadRequest(
+            f"Route mode (bench/{collection}:route) is not yet available in the "
+            f"{_format_name(fmt)} format; ask it through /v1/chat/completions, "
+            "/v1/messages or /v1/responses.",
+            param="model",
+        )
+    ask = reader(body, collection)
+    with runtime.gatekeeper.admitted(client, collection):  # scope, then the key's rpm
+        return await route.start_turn(runtime, ask, client.name)
+
+
+def _format_name(fmt: Format) -> str:
+    name = getattr(fmt, "__name__", type(fmt).__name__)
+    return name.rsplit(".", 1)[-1].removesuffix("Format")
 
 
 async def list_models(request: Request) -> Response:
@@ -168,24 +223,36 @@ async def post_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
     client = await runtime.gatekeeper.client(request)
     raw = await read_body(request, 1_000_000)
-    return JSONResponse(await judge(runtime, client, parse_verdict(raw)))
+    verdict = await runtime.bodies.read(raw, check_verdict)
+    written = await judge(runtime, verdict, by=client.name, owner=client.owner)
+    return JSONResponse({"call": verdict["call"], "recorded": written})
 
 
-async def judge(runtime: Runtime, client: Client, verdict: dict[str, Any]) -> dict[str, Any]:
-    """Record a parsed verdict for *client* (the route's and the MCP tool's one way)."""
-    # Another key's call is unknown to this one, in the same words: existence does not leak.
-    call = await runtime.store.call(verdict["call"], owner=client.owner)
-    outcome = None
-    if call is not None:  # a key's own calls are in its scope: it was checked when asked
-        judged = {**verdict, "key_name": client.name}
-        outcome = await runtime.store.record_verdict(judged, owner=client.owner)
-    if outcome is None:
-        raise NotFound(f"Unknown call {verdict['call']!r}.", param="call")
-    written, previous = outcome
-    if written:
-        prior = None if previous is None else bool(previous["useful"])
-        runtime.ledger.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
-    return {"call": verdict["call"], "recorded": written}
+async def list_panels(request: Request) -> Response:
+    """`GET /bench/panels?limit=&before=&owed=true`: recent panels, newest first, with every
+    seat; a key sees its own. `next` is the `before` of the following page."""
+    runtime = runtime_of(request)
+    client = await runtime.gatekeeper.client(request)
+    limit, before, owed = page_query(request.query_params)
+    try:
+        page = await runtime.store.panels_page(limit, before, owed, owner=client.owner)
+    except UnknownCursor:
+        raise NotFound(f"Unknown panel {before!r} in `before`.", param="before") from None
+    return JSONResponse(page)
+
+
+def page_query(params: Any) -> tuple[int, str | None, bool]:
+    """(limit, before, owed) from a page's query string; 400 for a value it cannot mean."""
+    raw = params.get("limit", "20")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+        raise BadRequest(f"`limit` must be a whole number from 1 to {MAX_LIMIT}.", param="limit")
+    before = params.get("before") or None
+    if before is not None and len(before) > 200:
+        raise BadRequest("`before` must be a panel id.", param="before")
+    owed = params.get("owed", "false").lower()
+    if owed not in ("true", "false", "1", "0"):
+        raise BadRequest("`owed` must be true or false.", param="owed")
+    return int(raw), before, owed in ("true", "1")
 
 
 async def get_panel(request: Request) -> Response:
@@ -194,6 +261,17 @@ async def get_panel(request: Request) -> Response:
 
 async def get_call(request: Request) -> Response:
     return await _record(request, "call", runtime_of(request).store.call)
+
+
+async def get_conversation(request: Request) -> Response:
+    """A route conversation and its turns, each a call record (another key's is a 404)."""
+    client = await runtime_of(request).gatekeeper.client(request)
+    wanted = request.path_params["conversation"]
+    found = await runtime_of(request).store.panel(wanted, owner=client.owner)
+    if found is None or found.get("shape_by") != "route":
+        raise NotFound(f"Unknown conversation {wanted!r}.", param="conversation")
+    turns = found.pop("seats")
+    return JSONResponse({"conversation": wanted, **found, "turns": turns})
 
 
 async def _record(request: Request, kind: str, fetch) -> Response:
@@ -210,22 +288,17 @@ async def _record(request: Request, kind: str, fetch) -> Response:
 async def bench_models(request: Request) -> Response:
     runtime = runtime_of(request)
     await runtime.gatekeeper.client(request)
-    rows = []
-    for model in runtime.config.catalog.models:
-        cooldown = runtime.rate_limits.cooldown_of(model.alias)
-        rows.append(
-            {
-                "alias": model.alias,
-                "connection": model.connection,
-                "role": model.role,
-                "family": model.family,
-                **runtime.ledger.row(model.alias),
-                "cooling_until": cooldown.until if cooldown else None,
-                "cooling_why": cooldown.why if cooldown else None,
-                "rpm_used": runtime.rate_limits.rpm_use(model.alias),
-            }
-        )
-    return JSONResponse({"models": rows})
+    return JSONResponse({"models": model_rows(runtime)})
+
+
+async def bench_usage(request: Request) -> Response:
+    """Calls, tokens and errors per day, model, connection and key for one month: a key sees
+    its own usage, `local` (keys not required) every key's."""
+    runtime = runtime_of(request)
+    client = await runtime.gatekeeper.client(request)
+    zone = runtime.config.gateway.quota_day_tz
+    year, month = month_of(request.query_params.get("month"), runtime.clock(), zone)
+    return JSONResponse(await usage_body(runtime.store, year, month, zone, client.owner))
 
 
 # -- Ollama and Gemini ---------------------------------------------------------------------------
@@ -279,7 +352,8 @@ async def gemini_count_tokens(request: Request) -> Response:
         client = await runtime.gatekeeper.client(request, google=True)
         _entry(request, client, gemini.model_of(request.path_params["model"]))
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-        tokens = gemini.count_tokens(raw)
+        body = await runtime.bodies.read(raw, gemini.COUNT_CHECK)  # a heavy one off the loop
+        tokens = gemini.count_tokens(body, runtime.config.gateway.max_messages)
     except GatewayError as error:
         return gemini.render_error(error)
     return JSONResponse({"totalTokens": tokens})
@@ -354,10 +428,13 @@ ROUTES = [
     Route("/v1/models/{model:path}", get_model, methods=["GET"]),
     Route("/models/{model:path}", get_model, methods=["GET"]),
     Route("/bench/verdict", post_verdict, methods=["POST"]),
+    Route("/bench/panels", list_panels, methods=["GET"]),
     Route("/bench/panels/{panel}", get_panel, methods=["GET"]),
     Route("/bench/calls/{call}", get_call, methods=["GET"]),
+    Route("/bench/conversations/{conversation}", get_conversation, methods=["GET"]),
     Route("/bench/models", bench_models, methods=["GET"]),
     Route("/bench/pending", post_pending, methods=["POST"]),
+    Route("/bench/usage", bench_usage, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi_json, methods=["GET"]),
     *OLLAMA_GEMINI_ROUTES,

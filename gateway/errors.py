@@ -12,7 +12,7 @@ GatewayError                  rendered as OpenAI's {"error": {message, type, par
 └── Overloaded          503   the worker has its most panels or seat calls in flight
 
 UpstreamError                 one seat's failure: becomes a seat status, never an HTTP reply
-├── UpstreamRateLimited       429 (retry_after in seconds when the upstream said)
+├── UpstreamRateLimited       429 (retry_after when the upstream said; its headers)
 ├── UpstreamTimeout           no answer within the seat's timeout
 ├── UpstreamUnreachable       connection refused or reset
 ├── UpstreamAuth              401/403 from the provider
@@ -71,6 +71,10 @@ class NotFound(GatewayError):
     status, type, code = 404, "not_found_error", "not_found"
 
 
+class Conflict(GatewayError):
+    status, type, code = 409, "invalid_request_error", "conflict"
+
+
 class PayloadTooLarge(GatewayError):
     status, type, code = 413, "invalid_request_error", "too_large"
 
@@ -110,9 +114,15 @@ class UpstreamError(Exception):
 class UpstreamRateLimited(UpstreamError):
     kind = "rate_limit"
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.headers = headers or {}  # the provider's response headers, lower-cased
 
 
 class UpstreamTimeout(UpstreamError):

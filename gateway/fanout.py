@@ -8,6 +8,7 @@ an answer is on the record even if the client has gone or the process dies a sec
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -15,12 +16,14 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
+from gateway import quota_signals
 from gateway.errors import (
     UpstreamContextWindow,
     UpstreamError,
     UpstreamRateLimited,
     UpstreamTimeout,
 )
+from gateway.limits import Permit, Refused
 from gateway.notices import provider_notice
 from gateway.runtime import Runtime
 from routing import Panel
@@ -99,6 +102,7 @@ class Fanout:
         self.reserves = list(plan.reserves)
         self.reserve_number = plan.reserves_used
         self.results: list[SeatResult] = []
+        self.notes: list[str] = []  # what the run decided, for bench.notes (pacing)
 
     async def run(self) -> list[SeatResult]:
         async with asyncio.TaskGroup() as group:
@@ -147,6 +151,8 @@ class Fanout:
             started=runtime.clock(),
         )
         permit = runtime.rate_limits.acquire(alias)
+        if isinstance(permit, Refused) and self._may_pace(seat, permit):
+            permit = await self._pace(seat, alias, permit)
         if isinstance(permit, str):
             result.status, result.error, result.error_class = SeatStatus.COOLING, permit, "cooling"
             result.finished = result.started
@@ -173,6 +179,8 @@ class Fanout:
             result.answer = text
             result.tokens_in, result.tokens_out = answer.tokens_in, answer.tokens_out
             result.first_token_s = answer.first_token_s
+            if runtime.rate_limits.heard(alias, answer.headers) is not None:
+                await self._remember(alias)
             if result.status == SeatStatus.EMPTY:
                 result.error, result.error_class = "the model returned an empty answer", "empty"
             elif (notice := provider_notice(text)) is not None:
@@ -189,10 +197,14 @@ class Fanout:
         result.error_class = exc.kind
         if isinstance(exc, UpstreamRateLimited):
             result.status = SeatStatus.RATE_LIMITED
-            until = self.runtime.rate_limits.cool(
-                result.alias, exc.retry_after, "rate limited (429)"
-            )
-            result.error = f"{result.error} (cooling {until - self.runtime.clock():.0f} s)"
+            now = self.runtime.clock()
+            zone = self.runtime.config.gateway.quota_day_tz
+            learned = quota_signals.after_429(exc.message, exc.headers, now, zone)
+            if learned.until is None and exc.retry_after is not None:
+                learned = dataclasses.replace(learned, until=now + exc.retry_after, source="body")
+            until = self.runtime.rate_limits.learn(result.alias, learned)
+            result.error = f"{result.error} (cooling {until - now:.0f} s)"
+            await self._remember(result.alias)
         elif isinstance(exc, UpstreamTimeout):
             result.status = SeatStatus.TIMEOUT
         else:
@@ -203,6 +215,41 @@ class Fanout:
                     await self.runtime.store.learn_window(result.alias, exc.limit)
                 except Exception:
                     log.exception("could not record %s's context window", result.alias)
+
+    def _may_pace(self, seat: str, refused: Refused) -> bool:
+        """Wait for a member's rpm slot rather than hand its seat to a reserve, when the slot
+        frees within `pace_wait_s` (the time the panel's other seats take anyway)."""
+        pace = self.runtime.config.gateway.pace_wait_s
+        member = seat.startswith("member") or seat in ("primary", "second")
+        return member and refused.frees_in is not None and 0 < refused.frees_in <= pace
+
+    async def _pace(self, seat: str, alias: str, refused: Refused) -> Permit | Refused:
+        """Wait on the gateway's clock until the slot frees (at most `pace_wait_s` of real time
+        more than stated, should the clock stand still), then ask again."""
+        assert refused.frees_in is not None
+        runtime = self.runtime
+        end = runtime.clock() + refused.frees_in
+        give_up = time.monotonic() + runtime.config.gateway.pace_wait_s + 1.0
+        while runtime.clock() < end and time.monotonic() < give_up:
+            await asyncio.sleep(min(0.02, max(0.001, end - runtime.clock())))
+        permit = runtime.rate_limits.acquire(alias)
+        if not isinstance(permit, str):
+            self.notes.append(
+                f"{seat} ({alias}) waited {refused.frees_in:.1f} s for its rpm slot rather than "
+                "hand its seat to a reserve (gateway.pace_wait_s)"
+            )
+        return permit
+
+    async def _remember(self, alias: str) -> None:
+        """Keep a cooldown learned from a provider across restarts."""
+        cooldown = self.runtime.rate_limits.cooldown_of(alias)
+        if cooldown is None:
+            return
+        row = {"alias": alias, "until": cooldown.until, "why": cooldown.why}
+        try:
+            await self.runtime.store.learn_limit({**row, "source": cooldown.source})
+        except Exception:
+            log.exception("could not record %s's learned limit", alias)
 
     async def _finished(self, result: SeatResult) -> None:
         if result.status == SeatStatus.OK and self.counts:

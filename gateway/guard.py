@@ -11,9 +11,10 @@ browser sends without asking anyone first). So, before any route runs (contract 
    `Sec-Fetch-Site: cross-site` request must come from such an origin;
 3. a POST must say its body is JSON.
 
-CORS headers go to allowed origins only. A refused request reads no body, reaches no route, calls
-nothing and writes nothing. `/healthz` answers before all this, for container health probes that
-send whatever Host they like.
+CORS headers go to allowed origins only. A refusal comes in the format of the route called (an
+Anthropic client gets Anthropic's error shape). A refused request reads no body, reaches no
+route, calls nothing and writes nothing. `/healthz` answers before all this, for container
+health probes that send whatever Host they like.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.errors import Forbidden, GatewayError, render
+from gateway.errors import Forbidden, GatewayError
+from gateway.formats import error_renderer_for
 from routing.errors import echo
 
 HEALTH = "/healthz"
@@ -158,7 +160,7 @@ class Guard:
         if refusal is not None:
             if scope["type"] == "websocket":
                 return await send({"type": "websocket.close", "code": 1008})
-            return await render(refusal)(scope, receive, send)
+            return await error_renderer_for(scope["path"])(refusal)(scope, receive, send)
         origin = _one(headers, "origin")
         if method == "OPTIONS":
             return await self._options(scope, receive, send, headers, origin)
@@ -170,7 +172,7 @@ class Guard:
                 f"The request body must be JSON (Content-Type: application/json), "
                 f"not {echo(content_type)!r}.",
             )
-            return await render(error)(scope, receive, send)
+            return await error_renderer_for(scope["path"])(error)(scope, receive, send)
         await self.app(scope, receive, send)
 
     def refusal(self, scope: Scope, headers: dict[str, list[str]]) -> GatewayError | None:

@@ -35,6 +35,7 @@ log = logging.getLogger("bench.keys")
 
 KEY_PREFIX = "bwk_"
 LOCAL = "local"
+KEY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SHAPE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
 _TOUCH_S = 60.0  # last_used is written at most this often per key
 

@@ -6,16 +6,13 @@ collections' names, and must work on a machine where those secrets are not set."
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
 import time
 from argparse import Namespace
 
-from gateway.keys import LOCAL, key_record, new_key
+from gateway.keys import KEY_NAME, LOCAL, key_record, new_key
 from gateway.settings import Config
 from gateway.store import open_store
-
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def run_keys(config: Config, args: Namespace) -> int:
@@ -51,7 +48,7 @@ async def _run(config: Config, args: Namespace) -> int:
 
 
 async def _create(config: Config, store, args: Namespace) -> int:
-    if not _NAME.match(args.name):
+    if not KEY_NAME.match(args.name):
         print("bench-gateway: a key name is letters, digits, '.', '_' or '-'", file=sys.stderr)
         return 2
     if args.name == LOCAL:  # it would read every record made while keys were not required

@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 from gateway.board import Board
 from routing import Evidence, Standing
+from routing.evidence import recent_after, recent_from_totals
 
 _LOADED, _LATEST = "ledger:loaded", "ledger:latest"
 
@@ -63,6 +64,13 @@ class Ledger:
                 useful, judged = row["useful"] or 0, row["judged"] or 0
                 if row["shape"] in self.shapes:
                     board.add(_verdicts(row["alias"], row["shape"]), useful, judged)
+                    recent = _recent(row["alias"], row["shape"])
+                    board.write(
+                        recent,
+                        *recent_from_totals(
+                            *map(int, board.numbers(_verdicts(row["alias"], row["shape"])))
+                        ),
+                    )
                 board.add(_verdicts(row["alias"]), useful, judged)
             for alias, window in windows.items():
                 if alias in known:
@@ -94,20 +102,32 @@ class Ledger:
         self.board.add(_answered(alias), 1)
 
     def verdict(self, alias: str, shape: str, useful: bool, previous: bool | None) -> None:
-        """Count a verdict, replacing the call's previous one (None: it had none)."""
+        """Count a verdict, replacing the call's previous one (None: it had none). The recent
+        figures weigh a new verdict fully and older ones a little less each time; a replaced
+        verdict is corrected where it stands."""
         useful_change = (1 if useful else 0) - (1 if previous else 0)
         judged_change = 1 if previous is None else 0
         with self.board.locked():
             for cell in (_verdicts(alias, shape), _verdicts(alias)):
                 self.board.add(cell, useful_change, judged_change)
+            recent = self.board.numbers(_recent(alias, shape))
+            if previous is None:
+                self.board.write(_recent(alias, shape), *recent_after(recent, useful))
+            else:
+                fixed = min(max(recent[0] + useful_change, 0.0), recent[1])
+                self.board.write(_recent(alias, shape), fixed, recent[1])
 
-    def evidence(self, cooling: dict[str, float], shape: str) -> Evidence:
-        """Every model's standing, with its verdicts on *shape* (the one routing asks about)."""
+    def evidence(
+        self, cooling: dict[str, float], shape: str, scarce: frozenset[str] = frozenset()
+    ) -> Evidence:
+        """Every model's standing, with its verdicts on *shape* (the one routing asks about);
+        *scarce*: models whose provider said few requests remain."""
         standings = {}
         with self.board.locked():
             for alias in self.aliases:
                 seated, last = self.board.numbers(_seated(alias))
                 useful, judged = self.board.numbers(_verdicts(alias, shape))
+                recent = self.board.numbers(_recent(alias, shape))
                 window = self.board.numbers(_window(alias))[0]
                 standings[alias] = Standing(
                     last_seated=last if seated else None,
@@ -116,6 +136,8 @@ class Ledger:
                     judged=MappingProxyType({shape: int(judged)}),
                     cooling_until=cooling.get(alias),
                     window=int(window) if window else None,
+                    recent=MappingProxyType({shape: recent}),
+                    scarce=alias in scarce,
                 )
         return Evidence(MappingProxyType(standings))
 
@@ -145,6 +167,11 @@ def _verdicts(alias: str, shape: str | None = None) -> str:
     """(useful, judged) on one shape, or on every shape together. (Aliases and shapes may hold
     any printable character, so a control character keeps the two apart.)"""
     return f"verdicts:{alias}" if shape is None else f"verdicts:{alias}\x1f{shape}"
+
+
+def _recent(alias: str, shape: str) -> str:
+    """(useful, judged) on one shape, each verdict weighing a little less than the next."""
+    return f"recent:{alias}\x1f{shape}"
 
 
 def _window(alias: str) -> str:

@@ -25,7 +25,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from gateway.asking import Ask
 from gateway.errors import GatewayError, render
 from gateway.formats import chat
 from gateway.keys import Client
@@ -34,8 +33,9 @@ from gateway.panel import PanelEnded, SeatFinished
 from gateway.pending import pending
 from gateway.remote import Refused
 from gateway.runtime import Runtime
-from gateway.seating import start_panel
+from gateway.seating import admitted, start_panel
 from gateway.settings import Config
+from gateway.verdicts import check_verdict, judge
 
 CLIENT = "bench.client"  # where the endpoint leaves the caller's Client in the request scope
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -59,11 +59,12 @@ class LocalBench:
     ) -> dict[str, Any]:
         runtime = self.runtime
 
-        async def read() -> Ask:
-            return chat.read(json.dumps(body).encode(), headers, runtime.config)
-
         try:
-            run = await start_panel(runtime, self.client, read)
+            with admitted(runtime) as ticket:
+                raw = json.dumps(body).encode()
+                checked = await runtime.bodies.read(raw, chat.check)  # as every route reads
+                ask = chat.read(checked, headers, runtime.config)
+                run = await start_panel(runtime, self.client, ask, ticket)
         except GatewayError as error:
             raise Refused(error.message) from None
         total, done = len(run.facts.plan.seats), 0
@@ -82,12 +83,14 @@ class LocalBench:
         raise Refused("The panel ended without a result.")  # events() always ends with one
 
     async def verdict(self, verdict: dict[str, Any]) -> dict[str, Any]:
-        from gateway.endpoints import judge
-
         try:
-            return await judge(self.runtime, self.client, verdict)
+            checked = check_verdict(verdict, self.runtime.config.gateway)
+            written = await judge(
+                self.runtime, checked, by=self.client.name, owner=self.client.owner
+            )
         except GatewayError as error:
             raise Refused(error.message) from None
+        return {"call": checked["call"], "recorded": written}
 
     async def pending(self, calls: list[str]) -> dict[str, Any]:
         return await pending(self.runtime, self.client, calls)

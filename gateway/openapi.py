@@ -199,6 +199,16 @@ CALL_RECORD: Schema = {
         "seconds": _NULLABLE_NUM,
         "first_token_s": _NULLABLE_NUM,
         "verdict": {"type": ["object", "null"]},
+        "failed_over": {"type": ["array", "null"], "items": {"type": "object"}},
+    },
+}
+CONVERSATION_RECORD: Schema = {
+    "type": "object",
+    "description": "A route-mode conversation: its panel-like record and every turn's call.",
+    "required": ["conversation", "collection", "key_name", "turns"],
+    "properties": {
+        "conversation": {"type": "string"},
+        "turns": {"type": "array", "items": _ref("CallRecord")},
     },
 }
 
@@ -251,9 +261,53 @@ BENCH_MODELS: Schema = {
                     "last_seated",
                     "cooling_until",
                     "cooling_why",
+                    "rpd",
+                    "used_today",
                 ],
+                "properties": {
+                    "cooling_until": {"type": ["number", "null"]},
+                    "cooling_why": {"type": ["string", "null"]},
+                    "cooling_source": {
+                        "type": ["string", "null"],
+                        "description": "where the limit was learned: header <name>, body, "
+                        "config (an rpd cap), default",
+                    },
+                    "rpm_used": {"type": ["integer", "null"]},
+                    "rpd": {"type": ["integer", "null"], "description": "the configured rpd"},
+                    "used_today": {
+                        "type": "integer",
+                        "description": "calls started today (gateway.quota_day_tz)",
+                    },
+                },
             },
         }
+    },
+}
+
+_USAGE_SUMS = {name: {"type": "integer"} for name in ("calls", "tokens_in", "tokens_out", "errors")}
+BENCH_USAGE: Schema = {
+    "type": "object",
+    "required": ["month", "time_zone", "rows", "models", "totals"],
+    "properties": {
+        "month": {"type": "string", "description": "YYYY-MM"},
+        "time_zone": {"type": "string"},
+        "rows": {
+            "type": "array",
+            "description": "per day, model, connection and key",
+            "items": {
+                "type": "object",
+                "required": ["day", "alias", "connection", "key", *_USAGE_SUMS],
+                "properties": {
+                    "day": {"type": "string", "description": "YYYY-MM-DD"},
+                    "alias": {"type": "string"},
+                    "connection": {"type": "string"},
+                    "key": {"type": "string"},
+                    **_USAGE_SUMS,
+                },
+            },
+        },
+        "models": {"type": "array", "items": {"type": "object", "properties": _USAGE_SUMS}},
+        "totals": {"type": "object", "properties": _USAGE_SUMS},
     },
 }
 
@@ -360,6 +414,21 @@ PENDING: Schema = {
         "owed": {"type": "array", "items": {"type": "object"}},
     },
 }
+PANEL_PAGE: Schema = {
+    "type": "object",
+    "required": ["panels", "next", "owed", "owed_capped"],
+    "properties": {
+        "panels": {"type": "array", "items": _ref("PanelRecord")},
+        "next": {"type": ["string", "null"], "description": "`before` for the next page"},
+        "owed": {"type": "integer", "description": "answered, unjudged seats (newest 2,000)"},
+        "owed_capped": {"type": "boolean", "description": "older seats were not counted"},
+    },
+}
+
+
+def _query(name: str, schema: Schema, description: str = "") -> Schema:
+    return {"name": name, "in": "query", "required": False, "schema": schema,
+            "description": description}
 
 
 def _op(
@@ -606,8 +675,11 @@ def describe() -> Schema:
                 "Pending": PENDING,
                 "CallRecord": CALL_RECORD,
                 "PanelRecord": PANEL_RECORD,
+                "ConversationRecord": CONVERSATION_RECORD,
+                "PanelPage": PANEL_PAGE,
                 "ModelList": MODEL_LIST,
                 "BenchModels": BENCH_MODELS,
+                "BenchUsage": BENCH_USAGE,
                 "AnthropicRequest": ANTHROPIC_REQUEST,
                 "AnthropicMessage": ANTHROPIC_MESSAGE,
                 "AnthropicError": ANTHROPIC_ERROR,
@@ -647,6 +719,21 @@ def describe() -> Schema:
                     ("400", "401"),
                 )
             },
+            "/bench/panels": {
+                "get": {
+                    **_op(
+                        "Recent panels, newest first, with every seat",
+                        _json("PanelPage", "a page of panels"),
+                        errors=("400", "401", "404"),
+                        mine=True,
+                    ),
+                    "parameters": [
+                        _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
+                        _query("before", {"type": "string"}, "the `next` of the previous page"),
+                        _query("owed", {"type": "boolean"}, "only panels owing a verdict"),
+                    ],
+                }
+            },
             "/bench/panels/{panel}": {
                 "get": {
                     **_op(
@@ -683,10 +770,45 @@ def describe() -> Schema:
                     ],
                 }
             },
+            "/bench/conversations/{conversation}": {
+                "get": {
+                    **_op(
+                        "A route conversation and its turns",
+                        _json("ConversationRecord", "the conversation"),
+                        errors=("401",),
+                        mine=True,
+                    ),
+                    "parameters": [
+                        {
+                            "name": "conversation",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                }
+            },
             "/bench/models": {
                 "get": _op(
                     "Every model's figures", _json("BenchModels", "the models"), errors=("401",)
                 )
+            },
+            "/bench/usage": {
+                "get": {
+                    **_op(
+                        "Calls, tokens and errors per day, model, connection and key",
+                        _json("BenchUsage", "the month's usage (a key's own; local: all)"),
+                        errors=("400", "401"),
+                    ),
+                    "parameters": [
+                        {
+                            "name": "month",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"},
+                        }
+                    ],
+                }
             },
             "/healthz": {"get": _op("Ready?", {"description": "ready"})},
             "/openapi.json": {"get": _op("This description", {"description": "OpenAPI 3.1"})},

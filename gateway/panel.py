@@ -125,7 +125,8 @@ async def seat(runtime: Runtime, ask: Ask, key_name: str = "local") -> PanelRun:
         images=ask.images,
     )
     with runtime.board.locked():  # no other worker seats a panel in between
-        evidence = runtime.ledger.evidence(runtime.rate_limits.cooling(now), ask.shape)
+        limits = runtime.rate_limits
+        evidence = runtime.ledger.evidence(limits.cooling(now), ask.shape, limits.scarce(now))
         try:
             plan = choose_panel(routing_ask, catalog, evidence, now)
         except Refusal as refusal:
@@ -245,6 +246,10 @@ class PanelRun:
 
     async def _work(self) -> Outcome:
         results = await self.fanout.run()
+        if self.fanout.notes:  # what the run itself decided (pacing) goes in bench.notes
+            plan = self.facts.plan
+            plan = dataclasses.replace(plan, notes=plan.notes + tuple(self.fanout.notes))
+            self.facts = dataclasses.replace(self.facts, plan=plan)
         seats = reply.in_seat_order(self.facts.plan, results)
         if not self.ask.merged or not reply.answered(seats):
             return Outcome(seats)

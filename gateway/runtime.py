@@ -14,6 +14,7 @@ from typing import Any
 
 from gateway.admission import Admission
 from gateway.board import Board
+from gateway.bodies import BodyReader
 from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
 from gateway.limits import RateLimits
@@ -35,8 +36,11 @@ class Runtime:
     rate_limits: RateLimits = field(init=False)
     gatekeeper: Gatekeeper = field(init=False)
     admission: Admission = field(init=False)  # this worker's panels and seat calls in flight
+    bodies: BodyReader = field(init=False)  # heavy request bodies are read in a child process
     panels: set[asyncio.Task[object]] = field(default_factory=set)  # running, awaited on shutdown
     ready: bool = False
+    # (litellm params, request, timeout, stream=) -> a litellm reply or chunk stream (route mode)
+    open_turn: Callable[..., Awaitable[Any]] | None = None
 
     def __post_init__(self) -> None:
         if self.board is None:
@@ -51,6 +55,7 @@ class Runtime:
         self.gatekeeper = Gatekeeper(
             self.store, self.config.gateway.require_keys, self.board, self.clock
         )
+        self.bodies = BodyReader(self.config.gateway)
 
     def scrub(self, text: str | None) -> str | None:
         """Keep resolved secrets out of anything written or shown."""
@@ -66,6 +71,6 @@ def board_size(config: Config) -> tuple[int, int]:
     """(cells, slots) for what the gateway keeps on its board: a few cells per model and shape,
     a ring slot per unit of every rpm cap, and room for the keys' rings."""
     models, shapes = len(config.catalog.models), len(config.catalog.shapes)
-    cells = 4096 + models * (8 + shapes) + len(config.connections)
+    cells = 4096 + 1024 + models * (12 + shapes) + 2 * len(config.connections)
     caps = sum(config.model_rpm.values()) + sum(c.rpm or 0 for c in config.connections.values())
     return cells, 65536 + caps

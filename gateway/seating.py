@@ -7,28 +7,33 @@ the same 403 outside a key's scope, the same 429 over its rpm, counted once per 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from gateway.admission import Ticket
 from gateway.asking import Ask
 from gateway.keys import Client
 from gateway.panel import PanelRun, seat
 from gateway.runtime import Runtime
 
 
-async def start_panel(
-    runtime: Runtime, client: Client, read: Callable[[], Awaitable[Ask]]
-) -> PanelRun:
-    """Admit, read what is asked, seat it and start it; the worker's ticket is held until the
-    run ends. *read* runs after admission, so a worker at capacity refuses before reading a
-    body. A refusal (a GatewayError) seats nobody, calls nothing and gives the ticket back."""
+@contextmanager
+def admitted(runtime: Runtime) -> Iterator[Ticket]:
+    """A ticket for a panel of up to `gateway.max_calls` seats (503 at capacity), given back
+    if what follows fails; once a run holds it, the run's end gives it back."""
     ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
     try:
-        ask = await read()
-        with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
-            run = await seat(runtime, ask, key_name=client.name)
+        yield ticket
     except BaseException:
         ticket.release()
         raise
+
+
+async def start_panel(runtime: Runtime, client: Client, ask: Ask, ticket: Ticket) -> PanelRun:
+    """Seat *ask* for *client* (403 outside its scope, 429 over its rpm) and start the run,
+    which holds *ticket* until it ends. A refusal seats nobody and calls nothing."""
+    with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
+        run = await seat(runtime, ask, key_name=client.name)
     ticket.resize(len(run.facts.plan.seats))
     run.start().add_done_callback(ticket.release)
     return run

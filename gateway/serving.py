@@ -1,7 +1,8 @@
 """Running an ASGI app on a real uvicorn server in a background thread.
 
 The demo runs the simulated upstream and the gateway side by side this way, and the tests use
-it to drive both over real loopback HTTP.
+it to drive both over real loopback HTTP. Served with the gateway's own protocol (request heads
+bounded in size and time: gateway/protocol.py), as `serve` serves.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import time
 
 import uvicorn
 
+from gateway.protocol import HeadLimitedProtocol
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
@@ -20,7 +23,10 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class ServerThread:
-    def __init__(self, app, host: str = "127.0.0.1", port: int | None = None) -> None:
+    def __init__(
+        self, app, host: str = "127.0.0.1", port: int | None = None, *, http: type | None = None
+    ) -> None:
+        """*http*: the protocol class (e.g. `HeadLimitedProtocol.limited(...)`)."""
         self.host = host
         self.port = port or free_port(host)
         config = uvicorn.Config(
@@ -31,6 +37,7 @@ class ServerThread:
             access_log=False,
             lifespan="on",
             timeout_graceful_shutdown=10,
+            http=http or HeadLimitedProtocol,
         )
         self.server = uvicorn.Server(config)
         self.thread: threading.Thread | None = None

@@ -64,6 +64,11 @@ class Config:
     state: str | None = None  # redis://host:port/db, or None for the gateway's own memory
     model_rpd: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def route_collections(self) -> bool:
+        """Some collection answers in route mode by default (`reply: route`)."""
+        return any(c.reply == "route" for c in self.catalog.collections)
+
     def collection_shape(self, name: str) -> str | None:
         collection = self.catalog.collection(name)
         return collection.shape if collection else None

@@ -2,15 +2,53 @@
 
 The gateway keeps the live figures; routing only ever sees a snapshot, so choosing a panel is
 a pure function of (ask, catalog, evidence, now).
+
+Two habits keep the verdicts honest. A model is ranked by a *lower confidence bound* of its useful
+rate (Wilson's score interval), not the raw ratio or the count: one lucky verdict does not make a
+primary, and a model seated often does not win merely by having been asked more. And the rate
+routing reads is the *recent* one: each verdict on a model weighs a little less than the one after
+it (`MEMORY` verdicts make up most of the weight), so a model that turns bad loses its chair within
+a few dozen verdicts instead of living off a long good record.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 _NO_COUNTS: Mapping[str, int] = MappingProxyType({})
+_NO_WEIGHTS: Mapping[str, tuple[float, float]] = MappingProxyType({})
+
+MEMORY = 50  # verdicts: the weight of the recent figures levels off at this many
+DECAY = 1 - 1 / MEMORY  # each older verdict keeps this share of its weight
+Z = 1.0  # one-sided 84 %: sure enough to rank by, loose enough to let a newcomer through
+
+
+def wilson(useful: float, judged: float, z: float = Z) -> tuple[float, float]:
+    """Wilson's score interval of the useful rate: (lower, upper); (0, 1) with no verdicts."""
+    if judged <= 0:
+        return (0.0, 1.0)
+    p = min(max(useful / judged, 0.0), 1.0)
+    z2 = z * z
+    centre = (p + z2 / (2 * judged)) / (1 + z2 / judged)
+    spread = z * math.sqrt(p * (1 - p) / judged + z2 / (4 * judged * judged)) / (1 + z2 / judged)
+    low = 0.0 if p == 0 else max(0.0, centre - spread)
+    high = 1.0 if p == 1 else min(1.0, centre + spread)
+    return (low, high)
+
+
+def recent_after(figures: tuple[float, float], useful: bool) -> tuple[float, float]:
+    """The recent (useful, judged) weights after one more verdict."""
+    return (figures[0] * DECAY + (1.0 if useful else 0.0), figures[1] * DECAY + 1.0)
+
+
+def recent_from_totals(useful: int, judged: int) -> tuple[float, float]:
+    """Recent weights when only totals are known (a restart): the all-time rate at no more than
+    the weight the recent figures level off at."""
+    scale = min(1.0, MEMORY / judged) if judged else 0.0
+    return (useful * scale, judged * scale)
 
 
 @dataclass(frozen=True)
@@ -24,6 +62,9 @@ class Standing:
     judged: Mapping[str, int] = field(default_factory=lambda: _NO_COUNTS)  # shape -> all verdicts
     cooling_until: float | None = None
     window: int | None = None  # context window learned from the provider, if lower than said
+    # shape -> (useful, judged), each verdict weighing DECAY times the next; totals when absent
+    recent: Mapping[str, tuple[float, float]] = field(default_factory=lambda: _NO_WEIGHTS)
+    scarce: bool = False  # few requests remain, said its provider: explorers go elsewhere first
 
     def useful_on(self, shape: str) -> int:
         return self.useful.get(shape, 0)
@@ -31,6 +72,16 @@ class Standing:
     def ratio_on(self, shape: str) -> float:
         judged = self.judged.get(shape, 0)
         return self.useful.get(shape, 0) / judged if judged else 0.0
+
+    def judged_on(self, shape: str) -> int:
+        return self.judged.get(shape, 0)
+
+    def bounds_on(self, shape: str) -> tuple[float, float]:
+        """Wilson's interval of the recent useful rate on *shape*."""
+        useful, judged = self.recent.get(
+            shape, (float(self.useful_on(shape)), float(self.judged_on(shape)))
+        )
+        return wilson(useful, judged)
 
     def cooling(self, now: float) -> bool:
         return self.cooling_left(now) > 0

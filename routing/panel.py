@@ -137,13 +137,14 @@ class _Table:
         salt = zlib.crc32(f"{self.ask.seed}:{model.alias}".encode())
         return (last, standing.seated, salt)
 
-    def merit(self, model: Model) -> tuple[int, float, bool]:
-        standing = self.evidence.of(model.alias)
-        return (
-            standing.useful_on(self.ask.shape),
-            standing.ratio_on(self.ask.shape),
-            model.preferred,
-        )
+    def merit(self, model: Model) -> tuple[float, bool]:
+        """How sure we are the model is useful on the shape: the lower bound of its recent useful
+        rate (so a long good record beats one lucky verdict), then the preferred connection."""
+        return (self.evidence.of(model.alias).bounds_on(self.ask.shape)[0], model.preferred)
+
+    def promise(self, model: Model) -> float:
+        """How good the model could still turn out to be: the upper bound of its recent rate."""
+        return self.evidence.of(model.alias).bounds_on(self.ask.shape)[1]
 
     def stalest(self, candidates: list[Model]) -> Model | None:
         return min(candidates, key=self.staleness, default=None)
@@ -240,7 +241,7 @@ def _replace_at_seating(table: _Table, seat_name: str) -> None:
 
 
 def _seat_router(table: _Table) -> int:
-    """The router's panel: the model with the best record on the shape, then a second opinion."""
+    """The router's panel: the model surest to be useful on the shape, then a second opinion."""
     limits = table.catalog.limits
     pool = table.pool()
     if not pool:
@@ -266,15 +267,28 @@ def _neg(key: tuple[float, int, int]) -> tuple[float, int, int]:
 
 
 def _second_opinion(table: _Table, primary: Model) -> Model | None:
-    """Another family, on another connection where one exists, rotated among close contenders."""
+    """Another family, on another connection where one exists, from the close contenders: judged
+    models that could still be better than the primary (their upper bound reaches its lower one).
+    The most promising sits; judging it narrows its bound, so the chair rotates among them, and a
+    strong newcomer gets the verdicts it needs to take the primary's chair. No contender (no
+    evidence yet): the stalest."""
     shape = table.ask.shape
     pool = table.pool()
     if not pool:
         return None
-    bar = 0.85 * table.evidence.of(primary.alias).ratio_on(shape)
-    contenders = [m for m in pool if table.evidence.of(m.alias).ratio_on(shape) >= bar] or pool
+    bar = table.merit(primary)[0]
+    contenders = [
+        m
+        for m in pool
+        if table.evidence.of(m.alias).judged_on(shape) > 0 and table.promise(m) >= bar
+    ]
     elsewhere = [m for m in contenders if m.connection != primary.connection]
-    return table.stalest(elsewhere or contenders)
+    if contenders:
+        return max(
+            elsewhere or contenders, key=lambda m: (table.promise(m), _neg(table.staleness(m)))
+        )
+    elsewhere = [m for m in pool if m.connection != primary.connection]
+    return table.stalest(elsewhere or pool)
 
 
 def _seat_explorers(table: _Table, nominees: list[Model], chairs: int) -> None:
@@ -299,7 +313,8 @@ def _seat_explorers(table: _Table, nominees: list[Model], chairs: int) -> None:
         number += 1
         table.sit(f"explorer{number}", model)
     while number < explorers:
-        stalest = table.stalest(table.pool())
+        plenty = [m for m in table.pool() if not table.evidence.of(m.alias).scarce]
+        stalest = table.stalest(plenty) or table.stalest(table.pool())
         if stalest is None:
             break
         number += 1
@@ -322,7 +337,7 @@ def _nominee_blocked(table: _Table, model: Model, taken: int, chairs: int) -> st
 
 
 def _rank_reserves(table: _Table) -> list[Model]:
-    """Best evidence on the shape, then stalest; connections no seat uses come first."""
+    """Surest to be useful on the shape, then stalest; connections no seat uses come first."""
     pool = table.pool()
     pool.sort(key=table.staleness)
     pool.sort(key=lambda m: table.merit(m)[0], reverse=True)

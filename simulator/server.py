@@ -103,6 +103,11 @@ class _Exchange:
         that has seen the end of its response always finds ``ended`` set in the log."""
         self.entry["outcome"], self.entry["ended"] = outcome, self.clock.now()
 
+    def stated_headers(self) -> list[tuple[bytes, bytes]]:
+        """The behaviour's own response headers (`headers`), as a provider states its limits."""
+        stated = self.b["headers"] or {}
+        return [(str(k).lower().encode(), str(v).encode()) for k, v in stated.items()]
+
     async def pause(self, seconds: float) -> bool:
         """Sleep, but return False at once if the client leaves, so the log shows when it did."""
         await self.clock.wait(self.gone, seconds)
@@ -166,6 +171,7 @@ class _Exchange:
             message = b["error_message"] or f"Simulated {status} {phrase} from {self.model}."
             headers = [(b"retry-after", b["retry_after"]), (b"retry-after-ms", b["retry_after_ms"])]
             headers = [(name, str(value).encode()) for name, value in headers if value is not None]
+            headers += self.stated_headers()
             return await self.send_json(status, _error_body(status, message), headers, "error")
         messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
         last_user = next(
@@ -175,6 +181,10 @@ class _Exchange:
         echo = f" You said: {last_user[:80]}" if last_user else ""  # tells seats apart in tests
         default = f"Simulated answer from {self.model}.{echo}"
         answer = "" if b["empty"] else default if b["answer"] is None else b["answer"]
+        last = messages[-1] if messages else {}
+        if last.get("role") == "tool":  # the tool's result came back: say what it said
+            answer = f"The tool said: {content_text(last.get('content'))[:200]}"
+        call = b["tool_call"] if payload.get("tools") and last.get("role") != "tool" else None
         prompt_tokens = len("".join(content_text(m.get("content")) for m in messages)) // 4
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -186,28 +196,49 @@ class _Exchange:
             "created": int(self.clock.now()),
             "model": self.model,
         }
+        tool_calls = None
+        if call is not None:
+            arguments = json.dumps(call.get("arguments") or {})
+            tool_calls = [
+                {
+                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "type": "function",
+                    "function": {"name": call.get("name", "tool"), "arguments": arguments},
+                }
+            ]
         if not payload.get("stream"):
-            message = {"role": "assistant", "content": answer}
+            reply: dict[str, Any] = {"role": "assistant", "content": answer}
+            if tool_calls:
+                reply = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+            finish = "tool_calls" if tool_calls else "stop"
             return await self.send_json(
                 200,
                 {
                     **base,
                     "object": "chat.completion",
                     **({"usage": usage} if b["usage"] else {}),
-                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
                 },
+                self.stated_headers(),
             )
         include_usage = b["usage"] and bool(
             (payload.get("stream_options") or {}).get("include_usage")
         )
-        await self.stream(answer, base, usage if include_usage else None)
+        await self.stream(answer, base, usage if include_usage else None, tool_calls)
 
-    async def stream(self, answer: str, base: dict[str, Any], usage: dict[str, int] | None) -> None:
-        """SSE chunks: role, content in 3-word groups, finish, optional usage, ``[DONE]``."""
+    async def stream(
+        self,
+        answer: str,
+        base: dict[str, Any],
+        usage: dict[str, int] | None,
+        tool_calls: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """SSE chunks: role, content in 3-word groups (or a tool call's deltas: its id and name,
+        then its arguments in two halves), finish, optional usage, ``[DONE]``."""
         b = self.b
 
         async def event(
-            delta: dict[str, str] | None, finish: str | None = None, **extra: Any
+            delta: dict[str, Any] | None, finish: str | None = None, **extra: Any
         ) -> None:
             choices = (
                 [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
@@ -218,9 +249,17 @@ class _Exchange:
         words = re.findall(r"\s*\S+\s*", answer) or ([answer] if answer else [])
         pieces = ["".join(words[i : i + 3]) for i in range(0, len(words), 3)]
         await self.start(
-            200, [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+            200,
+            [
+                (b"content-type", b"text/event-stream"),
+                (b"cache-control", b"no-cache"),
+                *self.stated_headers(),
+            ],
         )
         await event({"role": "assistant", "content": ""})
+        if tool_calls:
+            await self._stream_calls(event, tool_calls)
+            pieces = []
         for i in range(len(pieces) + 1):
             if b["stream_cut_after"] == i:
                 return await self.drop(abrupt=False, outcome="cut")
@@ -232,12 +271,30 @@ class _Exchange:
                 break
             if not await self.pause(b["chunk_delay_s"] if i else 0):
                 return
+            if b["error_after"] == i:
+                self.finish("error_after")
+                error = _error_body(500, f"Simulated failure mid-stream from {self.model}.")
+                await self.write(b"data: " + json.dumps(error).encode() + b"\n\n", more=False)
+                return
             await event({"content": pieces[i]})
-        await event({}, "stop")
+        await event({}, "tool_calls" if tool_calls else "stop")
         if usage is not None:
             await event(None, usage=usage)
         self.finish("no_done" if b["no_done"] else "ok")
         await self.write(b"" if b["no_done"] else b"data: [DONE]\n\n", more=False)
+
+    async def _stream_calls(self, event: Any, tool_calls: list[dict[str, Any]]) -> None:
+        for index, call in enumerate(tool_calls):
+            function = call["function"]
+            head = {"index": index, "id": call["id"], "type": "function"}
+            head["function"] = {"name": function["name"], "arguments": ""}
+            await event({"tool_calls": [head]})
+            arguments = function["arguments"]
+            half = len(arguments) // 2
+            for part in (arguments[:half], arguments[half:]):
+                if not await self.pause(self.b["chunk_delay_s"]):
+                    return
+                await event({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
 
 
 class _ChatCompletions:

@@ -36,6 +36,13 @@ BEHAVIOUR_KEYS = MappingProxyType(
         "no_done": ((bool,), False),
         "reset": ((bool,), False),
         "usage": ((bool,), True),
+        # {"name": ..., "arguments": {...}}: when the request offers tools and its last message is
+        # not a tool result, answer with this call (route mode's agents need a model that calls)
+        "tool_call": ((dict,), None),
+        "error_after": ((int,), None),  # streamed: a 500 error event after this many pieces
+        # response headers sent with every reply, success or error (a provider's rate-limit
+        # headers: x-ratelimit-remaining-requests, X-RateLimit-Reset, RateLimit, ...)
+        "headers": ((dict,), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
@@ -86,6 +93,14 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
         ):
             names = " or ".join(t.__name__ for t in types)
             raise ValueError(f"simulator behaviour key {key!r} must be {names}, got {value!r}")
+    headers = behaviour.get("headers")
+    if headers is not None and not all(
+        isinstance(k, str) and isinstance(v, str | int | float) and not isinstance(v, bool)
+        for k, v in headers.items()
+    ):
+        raise ValueError(
+            f"simulator behaviour key 'headers' must map names to values, got {headers!r}"
+        )
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")

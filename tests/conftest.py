@@ -28,6 +28,7 @@ from gateway.board import Board  # noqa: E402
 from gateway.serving import ServerThread  # noqa: E402
 from gateway.settings import parse_config  # noqa: E402
 from simulator import create_sim_app  # noqa: E402
+from tests.pg import pg_server, pg_url  # noqa: E402, F401  (fixtures)
 
 # alias -> (served name, connection, role)
 MODELS = {
@@ -143,15 +144,19 @@ def make_gateway(sim, tmp_path: Path):
 
     def make(
         raw: dict[str, Any] | None = None,
-        store: Path | None = None,
+        store: Path | str | None = None,
         board: Path | None = None,
         clock: Callable[[], float] | None = None,
         **gateway: Any,
     ):
         """*board*: a board file to share with other gateways, as workers do; *clock*: the
-        gateway's time (cooldowns, rpm windows, records), the wall clock unless given."""
+        gateway's time (cooldowns, rpm windows, records), the wall clock unless given; *store*:
+        a SQLite file, or a store's URL (postgresql://...)."""
         raw = copy.deepcopy(raw) if raw is not None else bench_raw(sim.url, **gateway)
-        raw["store"] = f"sqlite:///{store or tmp_path / 'records.db'}"
+        if isinstance(store, str):
+            raw["store"] = store
+        else:
+            raw["store"] = f"sqlite:///{store or tmp_path / 'records.db'}"
         config = parse_config(raw, base=tmp_path)
         shared = Board.attach(board) if board is not None else None
         gw = Gateway(ServerThread(create_app(config, board=shared, clock=clock)).start(), config)

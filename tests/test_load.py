@@ -13,7 +13,7 @@ import pytest
 from benchmarks.load import SEATS, run_load
 
 PANELS = 100
-SEAT_S = 2.0
+SEAT_S = 3.0
 FD_SLACK = 10
 
 
@@ -38,8 +38,9 @@ def test_every_panel_and_every_seat_is_on_the_record(load):
 
 def test_no_connection_cap_queues_seats_behind_each_other(load):
     # aiohttp's default pool is 100 connections: a gateway stuck at that ceiling would show
-    # exactly 100 here. Five hundred seats of 2 s all leave well within that time.
-    assert load["most_open_upstream"] > 150, load
+    # at most 100 here. Five hundred seats of 3 s leave well within that time, even when a busy
+    # machine stretches the set-ups (147 open at once was seen with 2 s seats on a loaded box).
+    assert load["most_open_upstream"] > 120, load
 
 
 def test_the_gateway_holds_no_more_descriptors_after_the_run_than_before(load):

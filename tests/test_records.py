@@ -157,4 +157,11 @@ def test_the_store_uses_wal_and_a_migration_ledger(gateway, tmp_path):
     db = tmp_path / "records.db"
     assert db_rows(db, "PRAGMA journal_mode")[0]["journal_mode"] == "wal"
     names = [r["name"] for r in db_rows(db, "SELECT name FROM migrations")]
-    assert names == ["0001_panels_calls_verdicts", "0002_gateway_keys", "0003_learned_windows"]
+    assert names == [
+        "0001_panels_calls_verdicts",
+        "0002_gateway_keys",
+        "0003_learned_windows",
+        "0004_dashboard_indexes",
+        "0005_learned_limits_and_usage",
+        "0006_route_turns",
+    ]

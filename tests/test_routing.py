@@ -24,6 +24,7 @@ from routing import (
     choose_panel,
     family_of,
 )
+from routing.evidence import MEMORY, recent_after, recent_from_totals, wilson
 
 NOW = 1_000_000.0
 DEFAULT_LIMITS = PanelLimits()
@@ -105,6 +106,21 @@ def test_members_sit_in_order_and_explorers_are_the_stalest():
         ("explorer1", "deep"),
         ("explorer2", "llama"),
     ]
+
+
+def test_a_model_with_few_requests_left_explores_only_after_the_others():
+    ev = evidence(
+        glm=Standing(last_seated=NOW - 10, seated=3),
+        deep=Standing(last_seated=NOW - 500, seated=3, scarce=True),  # stalest, but scarce
+        llama=Standing(last_seated=NOW - 100, seated=3),
+    )
+    cat = catalog(core={"members": ["kimi", "coder"]})
+    panel = choose_panel(Ask("core", "general"), cat, ev, NOW)
+    assert seated(panel)[2:] == [("explorer1", "llama"), ("explorer2", "glm")]
+    # when nothing else can sit, a scarce model still does
+    scarce = {alias: Standing(scarce=True) for alias in ("glm", "deep", "llama")}
+    panel = choose_panel(Ask("core", "general"), cat, evidence(**scarce), NOW)
+    assert len(panel.seats) == 4
 
 
 def test_a_never_seated_model_explores_before_any_seated_one():
@@ -250,25 +266,25 @@ def verdicts(useful, judged, shape="review"):
     )
 
 
-def test_router_primary_has_the_most_useful_verdicts_and_second_is_a_close_contender():
-    ev = evidence(glm=verdicts(5, 6), kimi=verdicts(2, 2), deep=verdicts(1, 4))
+def test_router_primary_has_the_surest_record_and_second_is_a_close_contender():
+    ev = evidence(glm=verdicts(10, 11), kimi=verdicts(2, 2), deep=verdicts(1, 10))
     panel = choose_panel(Ask("panel", "review"), catalog(), ev, NOW)
-    # kimi is the only contender within 85 % of glm's ratio, so it is second despite sharing
-    # glm's connection; deep (25 %) is not close enough.
+    # kimi is the only contender that could still beat glm, so it is second despite sharing
+    # glm's connection; deep (1 of 10) cannot.
     assert seated(panel)[:2] == [("primary", "glm"), ("second", "kimi")]
     assert [s.name for s in panel.seats] == ["primary", "second", "explorer1", "explorer2"]
 
 
 def test_router_second_prefers_another_connection_among_contenders():
-    ev = evidence(glm=verdicts(5, 5), kimi=verdicts(5, 5), deep=verdicts(9, 10))
+    ev = evidence(glm=verdicts(5, 5), kimi=verdicts(5, 5), deep=verdicts(19, 20))
     panel = choose_panel(Ask("panel", "review"), catalog(), ev, NOW)
     assert seated(panel)[0] == ("primary", "deep")
     second = catalog().model(panel.seats[1].alias)
-    assert second.alias in {"glm", "kimi"}  # within 85 %; deep's own connection is hub
+    assert second.alias in {"glm", "kimi"}  # both could beat deep; deep's connection is hub
 
 
 def test_router_second_rotates_among_contenders():
-    ev = {"deep": verdicts(9, 10), "glm": verdicts(5, 5), "kimi": verdicts(5, 5)}
+    ev = {"deep": verdicts(19, 20), "glm": verdicts(5, 5), "kimi": verdicts(5, 5)}
     seconds = []
     tick = NOW
     for _ in range(4):
@@ -305,3 +321,91 @@ def test_routing_imports_no_io_library():
                 continue
             for name in names:
                 assert name.split(".")[0] not in banned, f"{path.name} imports {name}"
+
+
+def recent(useful, judged, shape="review", totals=None):
+    """A standing whose recent (decayed) figures differ from its all-time ones."""
+    all_useful, all_judged = totals or (int(useful), int(judged))
+    return Standing(
+        useful=MappingProxyType({shape: all_useful}),
+        judged=MappingProxyType({shape: all_judged}),
+        recent=MappingProxyType({shape: (useful, judged)}),
+    )
+
+
+@pytest.mark.parametrize(
+    "useful, judged",
+    [(0, 0), (1, 1), (0, 1), (5, 5), (9, 10), (18, 20), (27, 30), (40, 80)],
+)
+def test_wilson_bounds_hold_the_ratio_and_narrow_with_evidence(useful, judged):
+    low, high = wilson(useful, judged)
+    assert 0.0 <= low <= high <= 1.0
+    if judged:
+        assert low <= useful / judged <= high
+        wider_low, wider_high = wilson(useful / 2, judged / 2)
+        assert wider_low <= low and high <= wider_high + 1e-9
+    else:
+        assert (low, high) == (0.0, 1.0)
+
+
+def test_recent_weights_level_off_at_the_memory():
+    figures = (0.0, 0.0)
+    for _ in range(20 * MEMORY):
+        figures = recent_after(figures, True)
+    assert MEMORY - 0.01 < figures[1] < MEMORY and figures[0] == figures[1]
+    assert recent_from_totals(90, 100) == pytest.approx((0.9 * MEMORY, MEMORY))
+    assert recent_from_totals(3, 4) == (3, 4)
+    assert recent_from_totals(0, 0) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "standings, primary",
+    [
+        # one lucky verdict does not make a primary
+        ({"kimi": verdicts(1, 1), "deep": verdicts(18, 20)}, "deep"),
+        # being asked more is not being better: 40 useful of 80 loses to 9 of 10
+        ({"kimi": verdicts(40, 80), "deep": verdicts(9, 10)}, "deep"),
+        # the recent record counts: 90 of 100 all told, but 2 of the last 12
+        ({"kimi": recent(2, 12, totals=(90, 100)), "deep": recent(8, 9)}, "deep"),
+        # and a long good record that is still good keeps the chair
+        ({"kimi": recent(27, 30, totals=(90, 100)), "deep": recent(3, 3)}, "kimi"),
+        # no useful verdict at all: not a primary by evidence
+        ({"kimi": verdicts(0, 5), "deep": verdicts(1, 2)}, "deep"),
+    ],
+)
+def test_router_primary_is_the_model_surest_to_be_useful(standings, primary):
+    panel = choose_panel(Ask("panel", "review"), catalog(), evidence(**standings), NOW)
+    assert seated(panel)[0] == ("primary", primary)
+
+
+def test_router_second_is_the_most_promising_judged_contender():
+    # deep is primary; glm could still be better (its upper bound reaches deep's lower one),
+    # llama cannot (4 of 20), coder was never judged: explorers are for the unjudged.
+    ev = evidence(
+        deep=verdicts(18, 20), glm=verdicts(2, 2), llama=verdicts(4, 20), coder=Standing()
+    )
+    panel = choose_panel(Ask("panel", "review"), catalog(), ev, NOW)
+    assert seated(panel)[:2] == [("primary", "deep"), ("second", "glm")]
+
+
+def test_router_second_is_the_stalest_elsewhere_when_no_one_else_is_judged():
+    seen = {"deep": NOW - 1, "kimi": NOW - 5, "glm": NOW - 2, "coder": NOW - 3, "llama": NOW - 9}
+    ev = {alias: Standing(last_seated=at) for alias, at in seen.items()}
+    ev["deep"] = Standing(
+        NOW - 1, 1, MappingProxyType({"review": 3}), MappingProxyType({"review": 3})
+    )
+    panel = choose_panel(Ask("panel", "review"), catalog(), evidence(**ev), NOW)
+    assert seated(panel)[:2] == [("primary", "deep"), ("second", "llama")]
+
+
+def test_reserves_are_ranked_by_how_sure_their_record_is():
+    ev = evidence(
+        kimi=Standing(last_seated=NOW),
+        glm=verdicts(1, 1, shape="general"),
+        deep=verdicts(18, 20, shape="general"),
+        llama=verdicts(40, 80, shape="general"),
+    )
+    cat = catalog(models=BENCH[:5], limits=PanelLimits(max_calls=1, max_explorers=0, reserves=3))
+    panel = choose_panel(Ask("core", "general"), cat, ev, NOW)
+    # by useful count llama (40) would lead; by a sure useful rate deep (18 of 20) does
+    assert panel.reserves[:2] == ("deep", "llama")

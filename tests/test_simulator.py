@@ -314,3 +314,13 @@ def test_the_simulator_imports_nothing_from_the_gateway():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_response_headers_are_a_behaviour_checked_like_the_others():
+    from simulator.state import validate_behaviour
+
+    assert validate_behaviour({"headers": {"X-RateLimit-Remaining": 0}})["headers"]
+    with pytest.raises(ValueError, match="headers"):
+        validate_behaviour({"headers": {"X-RateLimit-Remaining": [0]}})
+    with pytest.raises(ValueError, match="headers"):
+        validate_behaviour({"headers": "x-ratelimit-remaining: 0"})

@@ -1,13 +1,16 @@
-"""The SQLite store alone: batched writes, a bad row failing alone, reads of what was written."""
+"""Each record store alone (SQLite, and PostgreSQL on a throwaway server): batched writes, a bad
+row failing alone, reads of what was written."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 
+import psycopg
 import pytest
 
 from gateway.store import SqliteStore
+from gateway.store.postgres import PostgresStore
 
 
 def panel(i: int) -> dict:
@@ -53,9 +56,33 @@ class CountingStore(SqliteStore):
         super()._insert_all(batch)
 
 
-def test_concurrent_writes_are_batched_and_a_bad_row_fails_alone(tmp_path):
+class CountingPostgres(PostgresStore):
+    """The real store, counting the transactions it commits."""
+
+    batches: list[int]
+
+    async def _insert_all(self, batch) -> None:
+        self.batches = [*getattr(self, "batches", []), len(batch)]
+        await super()._insert_all(batch)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def new_store(request, tmp_path):
+    """Make a store of each kind (not yet open); `.integrity` is its engine's IntegrityError."""
+
+    def make(name: str = "s", counting: bool = False):
+        if request.param == "sqlite":
+            return (CountingStore if counting else SqliteStore)(tmp_path / f"{name}.db")
+        url = request.getfixturevalue("pg_url")
+        return (CountingPostgres if counting else PostgresStore)(url)
+
+    make.integrity = sqlite3.IntegrityError if request.param == "sqlite" else psycopg.IntegrityError
+    return make
+
+
+def test_concurrent_writes_are_batched_and_a_bad_row_fails_alone(new_store):
     async def scenario():
-        store = CountingStore(tmp_path / "s.db")
+        store = new_store(counting=True)
         await store.open()
         try:
             await asyncio.gather(*(store.add_panel(panel(i)) for i in range(50)))
@@ -63,23 +90,24 @@ def test_concurrent_writes_are_batched_and_a_bad_row_fails_alone(tmp_path):
             writes = [store.add_call(call(f"p{i}", "member1")) for i in range(50)]
             writes.append(store.add_call(call("p-missing", "member1")))  # no such panel
             outcomes = await asyncio.gather(*writes, return_exceptions=True)
-            assert all(o is None for o in outcomes[:50])
-            assert isinstance(outcomes[50], sqlite3.IntegrityError)
+            failed = [o for o in outcomes[:50] if o is not None]
+            assert not failed, failed[:2]
+            assert isinstance(outcomes[50], new_store.integrity)
             found = await store.panel("p7")
             assert [s["id"] for s in found["seats"]] == ["p7.member1"]
             assert (await store.call("p7.member1"))["collection"] == "x"
+            page = await store.panels_page(100)
+            assert len(page["panels"]) == 50 and page["owed"] == 50
+            assert sum(len(p["seats"]) for p in page["panels"]) == 50
         finally:
             await store.close()
 
     asyncio.run(scenario())
-    with sqlite3.connect(tmp_path / "s.db") as db:
-        assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 50
-        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_a_duplicate_key_name_is_refused(tmp_path):
+def test_a_duplicate_key_name_is_refused(new_store):
     async def scenario():
-        store = SqliteStore(tmp_path / "k.db")
+        store = new_store("k")
         await store.open()
         try:
             key = {
@@ -102,9 +130,9 @@ def test_a_duplicate_key_name_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("window", [4096, 1000])
-def test_a_learned_window_only_goes_down(tmp_path, window):
+def test_a_learned_window_only_goes_down(new_store, window):
     async def scenario():
-        store = SqliteStore(tmp_path / "w.db")
+        store = new_store("w")
         await store.open()
         try:
             await store.learn_window("a", 2000)
@@ -125,10 +153,10 @@ def test_a_learned_window_only_goes_down(tmp_path, window):
     ids=["int-too-large", "unbindable-object"],
 )
 def test_a_batch_that_fails_to_bind_fails_its_own_writes_and_later_writes_still_land(
-    tmp_path, bad
+    new_store, bad
 ):
     async def scenario():
-        store = SqliteStore(tmp_path / "f.db")
+        store = new_store("f")
         await store.open()
         try:
             await store.add_panel(panel(1))
@@ -148,3 +176,92 @@ def test_a_batch_that_fails_to_bind_fails_its_own_writes_and_later_writes_still_
             await store.close()
 
     assert asyncio.run(scenario()) == ["p1.member2", "p1.member3"]
+
+
+def test_both_stores_answer_every_read_alike(tmp_path, pg_url):
+    """The same writes to SQLite and to PostgreSQL: every read of the protocol gives the same
+    answer (pages and cursors, owner scoping, verdict history, standings, usage per day in a
+    time zone, learned limits and windows, keys)."""
+    day = 1_741_300_000.0  # 2025-03-06 22:26 UTC: 23:26 in Paris, the next hour another day
+
+    def seat(panel_id: str, n: int, status: str, started: float, **more) -> dict:
+        row = {**call(panel_id, f"member{n}"), "status": status, "started": started}
+        return {**row, "alias": "ab"[n % 2], "tokens_in": 10 * n, "tokens_out": n, **more}
+
+    async def fill(store) -> dict:
+        await store.open()
+        try:
+            for i, key_name in enumerate(["local", "ci-bot", "local"]):
+                await store.add_panel({**panel(i), "created": day + i * 3600, "key_name": key_name})
+                await asyncio.gather(
+                    store.add_call(seat(f"p{i}", 1, "ok", day + i * 3600)),
+                    store.add_call(seat(f"p{i}", 2, "error", day + i * 3600 + 1, error="boom")),
+                    store.add_call(seat(f"p{i}", 3, "cooling", day + i * 3600 + 2)),
+                    store.add_call(
+                        {**seat(f"p{i}", 4, "ok", day + i * 3600 + 3), "seat": "merger"}
+                    ),
+                )
+            verdicts = [
+                await store.record_verdict({"call": "p0.member1", "useful": True, "note": "n"}),
+                await store.record_verdict({"call": "p0.member1", "useful": True, "note": "n"}),
+                await store.record_verdict({"call": "p0.member1", "useful": False, "real": ["r"]}),
+                await store.record_verdict({"call": "p1.member1", "useful": True}, owner="local"),
+                await store.record_verdict({"call": "p1.member1", "useful": True}, owner="ci-bot"),
+            ]
+            key = {"name": "ci-bot", "digest": "d", "last4": "abcd", "collections": ["x"]}
+            await store.add_key({**key, "rpm": 5, "created": 1.0})
+            await store.touch_key("ci-bot", 2.0)
+            await store.learn_window("a", 4096)
+            await store.learn_window("a", 8192)
+            await store.learn_limit({"alias": "a", "until": day + 99, "why": "rpd", "source": "s"})
+            await store.learn_limit({"alias": "b", "until": day - 1, "why": "rpm", "source": "s"})
+            first = await store.panels_page(2)
+            marker = await store.change_marker()
+            await store.add_panel(panel(9))
+            return {
+                "verdicts": verdicts,
+                "panels": [await store.panel(f"p{i}") for i in range(3)],
+                "scoped": [await store.panel("p1", owner="local"), await store.call("p1.member1")],
+                "first": first,
+                "next": await store.panels_page(2, before=first["next"]),
+                "owed": await store.panels_page(10, owed=True, owner="local"),
+                "marker moved": marker != await store.change_marker() and min(marker) > 0,
+                "standings": {k: sorted(v, key=str) for k, v in (await store.standings()).items()},
+                "keys": [await store.keys(), await store.key_by_digest("d")],
+                "windows": await store.learned_windows(),
+                "limits": await store.learned_limits(day),
+                "days": sorted(await store.day_counts(day + 3600), key=str),
+                "usage": await store.usage(day - 86400, day + 86400, "Europe/Paris"),
+                "usage of ci-bot": await store.usage(day - 86400, day + 86400, "UTC", "ci-bot"),
+            }
+        finally:
+            await store.close()
+
+    def timeless(found):
+        """The same, but for the moment a verdict was written (the wall clock's)."""
+        if isinstance(found, dict):
+            drop = "useful" in found
+            return {k: timeless(v) for k, v in found.items() if not (drop and k == "created")}
+        if isinstance(found, list | tuple):
+            return [timeless(v) for v in found]
+        return found
+
+    on_sqlite = timeless(asyncio.run(fill(SqliteStore(tmp_path / "same.db"))))
+    on_postgres = timeless(asyncio.run(fill(PostgresStore(pg_url))))
+    for name, found in on_sqlite.items():
+        assert on_postgres[name] == found, name
+    assert [d for d in on_sqlite["usage"]][0]["day"] == "2025-03-06"
+    assert {d["day"] for d in on_sqlite["usage"]} == {"2025-03-06", "2025-03-07"}
+    assert on_sqlite["marker moved"] is True and on_sqlite["scoped"][0] is None
+    assert on_sqlite["first"]["next"] == "p1"
+    assert [p["id"] for p in on_sqlite["next"]["panels"]] == ["p0", "p9"]
+    assert [p["id"] for p in on_sqlite["owed"]["panels"]] == ["p2"]  # p0 judged, p1 not local's
+    assert len(on_sqlite["standings"]["verdicts"]) == 1 and on_sqlite["limits"][0]["alias"] == "a"
+
+
+def test_both_stores_know_the_same_named_migrations():
+    from gateway.store import migrations, pg_migrations
+
+    assert [name for name, _ in pg_migrations.POSTGRES_MIGRATIONS] == [
+        name for name, _ in migrations.MIGRATIONS
+    ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -27,18 +28,21 @@ from gateway.asking import (
     Ask,
     chat_messages,
     collection_named,
-    json_object,
     nominees_of,
+    reply_asked,
     reply_merged,
     sampling_of,
     shape_asked,
 )
+from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError, NotFound
+from gateway.formats.route_anthropic import read_route, render_route
 from gateway.panel import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
 from gateway.upstream.translate.anthropic import to_openai_chat
 from routing import ROUTER_PANEL
 
+__all__ = ["count", "read", "read_route", "render_error", "render_route", "render_run"]
 _PASSED = ("system", "max_tokens", "temperature", "top_p", "stop_sequences", "metadata")
 _OURS = ("model", "messages", "stream", "top_k", "thinking", "with", "bench", "cache_control")
 # Provider options a panel honours only at their default: anything else is refused.
@@ -68,7 +72,9 @@ _ERROR_TYPES = {
     401: "authentication_error",
     403: "permission_error",
     404: "not_found_error",
+    405: "invalid_request_error",
     413: "request_too_large",
+    415: "invalid_request_error",
     429: "rate_limit_error",
     503: "overloaded_error",
 }
@@ -77,15 +83,22 @@ _ERROR_TYPES = {
 # -- read ---------------------------------------------------------------------------------------
 
 
-def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
-    """A Messages body (and the X-Panel-* headers, lower-cased) as an Ask."""
-    return _read(json_object(raw), headers, config, counting=False)
+# The body's bound, pure (it may run in the body reader's child process, gateway/bodies.py,
+# which must not import this module: litellm comes with it). The checks of the format's own
+# fields run in `read`, on a body this has made small.
+check = partial(bounded, listed="messages")
 
 
-def count(raw: bytes, headers: dict[str, str], config: Config) -> tuple[str, int]:
+def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
+    """A Messages body (bounded by `check`; the X-Panel-* headers, lower-cased) as an Ask."""
+    return _read(body, headers, config, counting=False)
+
+
+def count(body: dict[str, Any], headers: dict[str, str], config: Config) -> tuple[str, int]:
     """`/v1/messages/count_tokens`: (collection, the gateway's own estimate of the prompt's
-    tokens). Nothing is seated or called: the estimate is the one seating uses."""
-    ask = _read(json_object(raw), headers, config, counting=True)
+    tokens), the body bounded by `check` as a panel's is. Nothing is seated or called: the
+    estimate is the one seating uses."""
+    ask = _read(body, headers, config, counting=True)
     if ask.collection != ROUTER_PANEL and config.catalog.collection(ask.collection) is None:
         known = ", ".join(f"bench/{c.name}" for c in config.catalog.collections)
         raise NotFound(
@@ -98,7 +111,7 @@ def count(raw: bytes, headers: dict[str, str], config: Config) -> tuple[str, int
 
 def _read(body: dict[str, Any], headers: dict[str, str], config: Config, counting: bool) -> Ask:
     _refuse_unknown(body)
-    model = body.get("model")
+    model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     max_tokens = body.get("max_tokens")
     if not counting and max_tokens is None:
@@ -112,14 +125,14 @@ def _read(body: dict[str, Any], headers: dict[str, str], config: Config, countin
     chat = to_openai_chat({"model": model, "messages": body["messages"], **wanted})
     if (body.get("thinking") or {}).get("type") == "disabled":
         chat.pop("reasoning_effort", None)  # asked for no thinking: ask for none
-    messages = chat_messages(chat.get("messages"))
+    messages = chat_messages(chat.get("messages"), config.gateway.max_messages)
     sampling = sampling_of(chat)
     if body.get("top_k") is not None:
         sampling["top_k"] = body["top_k"]
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")
-    merged = merged_by_name or reply_merged(body.get("bench"), collection, config)
+    merged = merged_by_name or reply_merged(reply_asked(body.get("bench")), collection, config)
     return Ask.of(
         requested_model=model,
         collection=collection,

@@ -19,13 +19,14 @@ from gateway.asking import (
     Ask,
     chat_messages,
     collection_named,
-    json_object,
     nominees_of,
     one_choice,
+    reply_asked,
     reply_merged,
     sampling_of,
     shape_asked,
 )
+from gateway.config_schema import GatewaySettings
 from gateway.errors import BadRequest, GatewayError, render
 from gateway.panel import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.reply import PanelFacts
@@ -38,11 +39,12 @@ DONE = b"data: [DONE]\n\n"
 # -- read ---------------------------------------------------------------------------------------
 
 
-def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
-    """A completions body (and the X-Panel-* headers, lower-cased) as an Ask."""
-    body = json_object(raw)
+def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
+    """A parsed completions body, checked, as the fields a panel reads, each bounded (the
+    prompt as one chat message, the sampling through the checks chat's get). Pure, so it may
+    run in the body reader's child process (gateway/bodies.py)."""
     model = body.get("model")
-    collection, merged_by_name = collection_named(model)
+    collection_named(model)
     prompt = _prompt(body.get("prompt"))
     one_choice(body)
     if body.get("echo"):
@@ -61,19 +63,29 @@ def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")
-    messages = chat_messages([{"role": "user", "content": prompt}])
-    shape = shape_asked(headers, collection, config)
-    nominees = nominees_of(body.get("with"), headers.get("x-panel-with"))
-    merged = merged_by_name or reply_merged(body.get("bench"), collection, config)
+    return {
+        "model": model,
+        "messages": chat_messages([{"role": "user", "content": prompt}], settings.max_messages),
+        "sampling": sampling_of(body),
+        "stream": stream,
+        "with": nominees_of(body.get("with"), None),
+        "reply": reply_asked(body.get("bench")),
+    }
+
+
+def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
+    """A checked completions body (and the X-Panel-* headers, lower-cased) as an Ask."""
+    model = body["model"]
+    collection, merged_by_name = collection_named(model)
     return Ask.of(
         requested_model=model,
         collection=collection,
-        shape=shape,
-        nominees=nominees,
-        messages=messages,
-        sampling=sampling_of(body),
-        stream=stream,
-        merged=merged,
+        shape=shape_asked(headers, collection, config),
+        nominees=nominees_of(list(body["with"]), headers.get("x-panel-with")),
+        messages=body["messages"],
+        sampling=body["sampling"],
+        stream=body["stream"],
+        merged=merged_by_name or reply_merged(body["reply"], collection, config),
     )
 
 

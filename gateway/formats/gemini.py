@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -25,12 +26,13 @@ from gateway.asking import (
     Ask,
     chat_messages,
     collection_named,
-    json_object,
     nominees_of,
+    reply_asked,
     reply_merged,
     sampling_of,
     shape_asked,
 )
+from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError
 from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
@@ -98,12 +100,20 @@ class GeminiFormat:
         self.stream = stream
         self.sse = sse
 
-    def read(self, raw: bytes, headers: dict[str, str], config: Config) -> Ask:
-        body = _camel_keys(json_object(raw))
+    # The body's bound, pure (it may run in the body reader's child process, gateway/bodies.py,
+    # which must not import this module: litellm comes with it). The checks of the format's
+    # own fields run in `read`, on a body this has made small. (A partial is no descriptor:
+    # `self.check` is the partial itself, which pickles by `bounded`'s name.)
+    check = partial(bounded, listed="contents")
+
+    def read(self, body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
+        """A generateContent body (bounded by `check`; the X-Panel-* headers, lower-cased) as an
+        Ask."""
+        body = _camel_keys(body)
         _check_fields(body)
         collection, merged_by_name = collection_named(self.model)
         request = chat_request(body)
-        messages = chat_messages(request.pop("messages"))
+        messages = chat_messages(request.pop("messages"), config.gateway.max_messages)
         return Ask.of(
             requested_model=self.model,
             collection=collection,
@@ -112,7 +122,8 @@ class GeminiFormat:
             messages=messages,
             sampling=sampling_of(request),
             stream=self.stream,
-            merged=merged_by_name or reply_merged(body.get("bench"), collection, config),
+            merged=merged_by_name
+            or reply_merged(reply_asked(body.get("bench")), collection, config),
         )
 
     async def render_run(self, run: PanelRun) -> Response:
@@ -192,10 +203,15 @@ def chat_request(body: dict[str, Any]) -> dict[str, Any]:
     return request
 
 
-def count_tokens(raw: bytes) -> int:
+# countTokens' bound: its contents may also sit in `generateContentRequest`, which the count of
+# values bounds.
+COUNT_CHECK = partial(bounded, listed="contents")
+
+
+def count_tokens(body: dict[str, Any], max_messages: int) -> int:
     """`countTokens`: an estimate from the text (no model is called), as every reader sizes a
-    prompt. The body is checked as generateContent's is."""
-    body = _camel_keys(json_object(raw))
+    prompt. The body (bounded by `COUNT_CHECK`) is checked as generateContent's is."""
+    body = _camel_keys(body)
     inner = body.pop("generateContentRequest", None)
     if inner is not None:
         if not isinstance(inner, dict):
@@ -203,7 +219,7 @@ def count_tokens(raw: bytes) -> int:
         body = {**_camel_keys(inner), **body}
         body.pop("model", None)
     _check_fields(body)
-    messages = chat_messages(chat_request(body)["messages"])
+    messages = chat_messages(chat_request(body)["messages"], max_messages)
     return estimate_tokens(len(conversation_text(messages)))
 
 
@@ -235,7 +251,8 @@ def _contents(contents: Any) -> list[dict[str, Any]]:
     return contents
 
 
-def _parts(parts: Any, where: str, *, text_only: bool = False) -> None:
+def _parts(parts: Any, where: str, *, text_only: bool = False) -> list[dict[str, Any]]:
+    """The parts, checked, with their keys in camelCase."""
     if not isinstance(parts, list) or not parts:
         raise BadRequest(f"`{where}` must be a non-empty list of parts.", param=where)
     for j, part in enumerate(parts):
@@ -251,6 +268,7 @@ def _parts(parts: Any, where: str, *, text_only: bool = False) -> None:
             _inline_image(part["inlineData"], f"{here}.inlineData")
             continue
         raise BadRequest(f"`{here}`: {_why_not(kinds, text_only)}.", param=here)
+    return parts
 
 
 def _why_not(kinds: set[str], text_only: bool) -> str:
@@ -291,17 +309,16 @@ def _system_text(system: Any) -> str | None:
         raise BadRequest(
             "`systemInstruction` must be a content with text parts.", param="systemInstruction"
         )
-    parts = system.get("parts")
-    _parts(parts, "systemInstruction.parts", text_only=True)
+    parts = _parts(system.get("parts"), "systemInstruction.parts", text_only=True)
     return "\n\n".join(part["text"] for part in parts)
 
 
-def _generation_config(config: Any) -> dict[str, Any]:
-    if config is None:
+def _generation_config(given: Any) -> dict[str, Any]:
+    if given is None:
         return {}
-    if not isinstance(config, dict):
+    if not isinstance(given, dict):
         raise BadRequest("`generationConfig` must be an object.", param="generationConfig")
-    config = {k: v for k, v in _camel_keys(config).items() if v is not None}
+    config = {k: v for k, v in _camel_keys(given).items() if v is not None}
     for name in config:
         if name not in _CONFIG and name not in _CONFIG_ALSO:
             raise BadRequest(

@@ -35,12 +35,14 @@ from gateway.asking import (
     Ask,
     chat_messages,
     collection_named,
-    json_object,
     nominees_of,
+    reply_asked,
     reply_merged,
     sampling_of,
     shape_asked,
 )
+from gateway.bodies import bounded
+from gateway.config_schema import GatewaySettings
 from gateway.errors import BadRequest, GatewayError
 from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
@@ -91,14 +93,17 @@ class OllamaFormat:
     def __init__(self, kind: str) -> None:
         self.kind = kind
 
-    def read(self, raw: bytes, headers: dict[str, str], config: Config) -> Ask:
-        body = json_object(raw)
+    def check(self, body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
+        """A parsed body, checked and turned into the fields a panel reads: OpenAI chat
+        messages and sampling, through the checks chat's get. Pure, so it may run in the body
+        reader's child process (gateway/bodies.py), images' base64 decoded there too."""
+        bounded(body, settings, listed="messages")
         known = _CHAT_FIELDS if self.kind == "chat" else _GENERATE_FIELDS
         for field in body:
             if field not in known:
                 raise BadRequest(f"`{field}` is not a field the gateway knows on /api/{self.kind}.")
         model = model_name(body.get("model"))
-        collection, merged_by_name = collection_named(model)
+        collection_named(model)
         if self.kind == "chat":
             if body.get("tools"):
                 raise BadRequest(f"`tools`: {ROUTE_HINT}.", param="tools")
@@ -113,15 +118,28 @@ class OllamaFormat:
         keep_alive = body.get("keep_alive")  # a local runtime's setting: nothing to keep alive
         if keep_alive is not None and not isinstance(keep_alive, str | int | float):
             raise BadRequest("`keep_alive` must be a duration or a number.", param="keep_alive")
+        return {
+            "model": model,
+            "messages": chat_messages(messages, settings.max_messages),
+            "sampling": sampling,
+            "stream": stream,
+            "with": nominees_of(body.get("with"), None),
+            "reply": reply_asked(body.get("bench")),
+        }
+
+    def read(self, body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
+        """A checked body (and the X-Panel-* headers, lower-cased) as an Ask."""
+        model = body["model"]
+        collection, merged_by_name = collection_named(model)
         return Ask.of(
             requested_model=model,
             collection=collection,
             shape=shape_asked(headers, collection, config),
-            nominees=nominees_of(body.get("with"), headers.get("x-panel-with")),
-            messages=chat_messages(messages),
-            sampling=sampling,
-            stream=stream,
-            merged=merged_by_name or reply_merged(body.get("bench"), collection, config),
+            nominees=nominees_of(list(body["with"]), headers.get("x-panel-with")),
+            messages=body["messages"],
+            sampling=body["sampling"],
+            stream=body["stream"],
+            merged=merged_by_name or reply_merged(body["reply"], collection, config),
         )
 
     async def render_run(self, run: PanelRun) -> Response:
@@ -200,8 +218,9 @@ CHAT = OllamaFormat("chat")
 GENERATE = OllamaFormat("generate")
 
 
-def model_name(model: Any) -> str:
-    """The model as asked, without the `:latest` tag Ollama clients may add to a listed name."""
+def model_name(model: Any) -> Any:
+    """The model as asked, without the `:latest` tag Ollama clients may add to a listed name
+    (anything but a string comes back as it was, for `collection_named` to refuse)."""
     if isinstance(model, str) and model.endswith(LATEST):
         return model.removesuffix(LATEST)
     return model

@@ -17,6 +17,7 @@ Every event carries a rising `sequence_number`. When no seat answered: an `error
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -26,19 +27,22 @@ from gateway.asking import (
     Ask,
     chat_messages,
     collection_named,
-    json_object,
     nominees_of,
     one_choice,
+    reply_asked,
     reply_merged,
     sampling_of,
     shape_asked,
 )
+from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError, render
 from gateway.formats.response_events import SAMPLING, Events, response_body
+from gateway.formats.route_responses import read_route, render_route
 from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
 from gateway.upstream.translate import responses as translate
 
+__all__ = ["read", "read_route", "render_error", "render_route", "render_run", "stream"]
 KEEP_ALIVE = b": keep-alive\n\n"
 _ROLES = ("user", "assistant", "system", "developer")
 _TEXT_PARTS = ("input_text", "output_text")
@@ -51,10 +55,15 @@ _STORED = (
 # -- read ---------------------------------------------------------------------------------------
 
 
-def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
-    """A Responses body (and the X-Panel-* headers, lower-cased) as an Ask."""
-    body = json_object(raw)
-    model = body.get("model")
+# The body's bound, pure (it may run in the body reader's child process, gateway/bodies.py,
+# which must not import this module: litellm comes with it). The checks of the format's own
+# fields run in `read`, on a body this has made small.
+check = partial(bounded, listed="input")
+
+
+def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
+    """A Responses body (bounded by `check`; the X-Panel-* headers, lower-cased) as an Ask."""
+    model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     one_choice(body)
     _refuse_unhonoured(body)
@@ -64,16 +73,15 @@ def read(raw: bytes, headers: dict[str, str], config: Config) -> Ask:
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise BadRequest("`instructions` must be a string.", param="instructions")
-    input_ = body.get("input")
-    _check_input(input_)
+    input_ = _checked_input(body.get("input"))
     try:
         messages = translate.messages_of(input_, instructions)
     except translate.Unreadable as exc:
         raise BadRequest(f"`input` could not be read: {exc}", param="input") from None
-    messages = chat_messages(messages)
+    messages = chat_messages(messages, config.gateway.max_messages)
     shape = shape_asked(headers, collection, config)
     nominees = nominees_of(body.get("with"), headers.get("x-panel-with"))
-    merged = merged_by_name or reply_merged(body.get("bench"), collection, config)
+    merged = merged_by_name or reply_merged(reply_asked(body.get("bench")), collection, config)
     return Ask.of(
         requested_model=model,
         collection=collection,
@@ -111,7 +119,7 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         if kind in ("function", "custom"):
             raise BadRequest(
                 "`tools` are not supported on a panel: it returns every seat's answer, "
-                "not one tool call.",
+                "not one tool call: ask bench/<collection>:route for a tool-calling turn.",
                 param=f"tools[{i}]",
             )
         raise BadRequest(
@@ -120,7 +128,9 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         )
     if body.get("tool_choice") not in (None, "none", "auto"):
         raise BadRequest(
-            "`tool_choice` needs tools; tools are not supported on a panel.", param="tool_choice"
+            "`tool_choice` needs tools; tools are not supported on a panel: ask "
+            "bench/<collection>:route for a tool-calling turn.",
+            param="tool_choice",
         )
     if body.get("include"):
         raise BadRequest("`include` cannot be honoured on a panel.", param="include")
@@ -128,9 +138,9 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         raise BadRequest("`top_logprobs` cannot be honoured on a panel.", param="top_logprobs")
 
 
-def _check_input(input_: Any) -> None:
+def _checked_input(input_: Any) -> str | list[Any]:
     if isinstance(input_, str):
-        return
+        return input_
     if not isinstance(input_, list) or not input_:
         raise BadRequest("`input` must be a string or a non-empty list of items.", param="input")
     for i, item in enumerate(input_):
@@ -144,13 +154,15 @@ def _check_input(input_: Any) -> None:
             raise BadRequest(f"`{where}.type` must be a string.", param=where)
         elif kind.endswith(("_call", "_call_output")) or kind.startswith("mcp_"):
             raise BadRequest(
-                f"`{where}` is a tool call or result ({kind}); tools are not supported on a panel.",
+                f"`{where}` is a tool call or result ({kind}); tools are not supported on a "
+                "panel: ask bench/<collection>:route for a tool-calling turn.",
                 param=where,
             )
         elif kind == "item_reference":
             raise BadRequest(f"`{where}` refers to a stored item; {_STORED}", param=where)
         else:
             raise BadRequest(f"`{where}` ({kind}) cannot be honoured on a panel.", param=where)
+    return input_
 
 
 def _check_message(item: dict[str, Any], where: str) -> None:
@@ -194,7 +206,8 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
             raise BadRequest(
                 "`text.format.type` must be text, json_object or json_schema.", param="text.format"
             )
-        if kind == "json_schema" and not isinstance(format_.get("schema"), dict):
+        schema = format_.get("schema") if isinstance(format_, dict) else None
+        if kind == "json_schema" and not isinstance(schema, dict):
             raise BadRequest(
                 "`text.format.schema` must be a JSON schema object.", param="text.format"
             )

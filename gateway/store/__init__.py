@@ -1,4 +1,5 @@
-"""The record store: the `RecordStore` interface, SQLite behind it, and named migrations."""
+"""The record store: the `RecordStore` interface, SQLite and PostgreSQL behind it, and named
+migrations."""
 
 from pathlib import Path
 
@@ -7,9 +8,18 @@ from gateway.store.sqlite import SqliteStore
 
 __all__ = ["CALL_FIELDS", "PANEL_FIELDS", "RecordStore", "SqliteStore", "open_store"]
 
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
-def open_store(url: str) -> SqliteStore:
+
+def open_store(url: str) -> RecordStore:
+    """The store a config's `store:` names (opened later, by its owner)."""
     prefix = "sqlite:///"
-    if not url.startswith(prefix):
-        raise ValueError(f"unsupported store {url!r}: only sqlite:///PATH is built in")
-    return SqliteStore(Path(url[len(prefix) :]))
+    if url.startswith(prefix):
+        return SqliteStore(Path(url[len(prefix) :]))
+    if url.startswith(POSTGRES_SCHEMES):
+        from gateway.store.postgres import PostgresStore  # psycopg is loaded only when used
+
+        return PostgresStore(url)
+    raise ValueError(
+        f"unsupported store {url!r}: expected sqlite:///PATH or postgresql://user:pass@host/db"
+    )

@@ -81,6 +81,35 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        # The dashboard's reads (GET /bench/panels, GET /): newest panels first, a key's own
+        # first, and the newest answered seats for the count of owed verdicts.
+        "0004_dashboard_indexes",
+        """
+        CREATE INDEX panels_by_created ON panels (created, id);
+        CREATE INDEX panels_by_key_created ON panels (key_name, created, id);
+        CREATE INDEX calls_answered_by_started ON calls (started) WHERE status = 'ok';
+        """,
+    ),
+    (
+        "0005_learned_limits_and_usage",
+        """
+        CREATE TABLE learned_limits (
+            alias TEXT PRIMARY KEY,
+            until REAL NOT NULL,
+            why TEXT NOT NULL,
+            source TEXT NOT NULL,
+            learned REAL NOT NULL
+        );
+        CREATE INDEX calls_by_started ON calls (started);
+        """,
+    ),
+    (
+        "0006_route_turns",
+        """
+        ALTER TABLE calls ADD COLUMN failed_over TEXT;
+        """,
+    ),
 )
 
 

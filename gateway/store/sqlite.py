@@ -1,7 +1,7 @@
 """The record store: every panel and every seat is a row, every verdict kept with its history.
 
 `SqliteStore` is the default `RecordStore` (one file, WAL): panels, seats, verdicts, gateway keys
-and learned context windows. SQLite calls are blocking, so they run on one dedicated writer
+learned context windows and limits. SQLite calls are blocking, so they run on one dedicated writer
 thread: the event loop never waits on the disk, and one thread owning the connection keeps
 transactions short and serial.
 """
@@ -16,15 +16,18 @@ import sqlite3
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from gateway.store import pages
 from gateway.store.migrations import migrate
 from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 
 log = logging.getLogger("bench.records")
 
-_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
+_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over")
 
 
 class SqliteStore:
@@ -272,6 +275,24 @@ class SqliteStore:
         ).fetchall()
         return [dict(row) for row in rows]
 
+    # The dashboard's reads (gateway/store/pages.py says why each stays fast).
+
+    async def panels_page(
+        self, limit: int, before: str | None = None, owed: bool = False, owner: str | None = None
+    ) -> dict[str, Any]:
+        """Raises pages.UnknownCursor when *before* names no panel *owner* can see."""
+
+        def read() -> dict[str, Any]:
+            assert self._db is not None
+            found = pages.panels_page(self._db, limit=limit, before=before, owed=owed, owner=owner)
+            found["owed"], found["owed_capped"] = pages.owed_count(self._db, owner)
+            return found
+
+        return await self._run(read)
+
+    async def change_marker(self) -> tuple[int, int, int]:
+        return await self._run(lambda: pages.change_marker(self._db))
+
     async def standings(self) -> dict[str, Any]:
         return await self._run(self._standings)
 
@@ -378,6 +399,70 @@ class SqliteStore:
             lambda: self._db.execute("SELECT alias, context_window FROM learned_windows").fetchall()
         )
         return {alias: window for alias, window in rows}
+
+    # Quotas: cooldowns learned from providers (kept across restarts) and the usage ledger, read
+    # from the calls themselves (a seat not called, `cooling`, spent nothing).
+
+    async def learn_limit(self, limit: dict[str, Any]) -> None:
+        await self._run(
+            lambda: self._db.execute(
+                "INSERT INTO learned_limits VALUES (?, ?, ?, ?, ?) ON CONFLICT (alias) DO UPDATE "
+                "SET until = excluded.until, why = excluded.why, source = excluded.source, "
+                "learned = excluded.learned",
+                (limit["alias"], limit["until"], limit["why"], limit["source"], time.time()),
+            )
+        )
+
+    async def learned_limits(self, now: float) -> list[dict[str, Any]]:
+        rows = await self._run(
+            lambda: self._db.execute(
+                "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
+            ).fetchall()
+        )
+        return [dict(r) for r in rows]
+
+    async def day_counts(self, since: float) -> list[dict[str, Any]]:
+        """Calls started since *since* (the day's start), per model and connection."""
+        rows = await self._run(
+            lambda: self._db.execute(
+                "SELECT alias, connection, COUNT(*) AS calls FROM calls "
+                "WHERE started >= ? AND status != 'cooling' GROUP BY alias, connection",
+                (since,),
+            ).fetchall()
+        )
+        return [dict(r) for r in rows]
+
+    async def usage(
+        self, start: float, end: float, time_zone: str, owner: str | None = None
+    ) -> list[dict[str, Any]]:
+        return await self._run(self._usage, start, end, time_zone, owner)
+
+    def _usage(
+        self, start: float, end: float, time_zone: str, owner: str | None
+    ) -> list[dict[str, Any]]:
+        """Calls, tokens in/out and errors per day (in *time_zone*), model, connection and key."""
+        db = self._db
+        assert db is not None
+        zone = ZoneInfo(time_zone)
+        db.create_function(
+            "bench_day",
+            1,
+            lambda t: datetime.fromtimestamp(t, zone).date().isoformat(),
+            deterministic=True,
+        )
+        rows = db.execute(
+            "SELECT bench_day(c.started) AS day, c.alias, c.connection, p.key_name AS key, "
+            "COUNT(*) AS calls, COALESCE(SUM(c.tokens_in), 0) AS tokens_in, "
+            "COALESCE(SUM(c.tokens_out), 0) AS tokens_out, "
+            "SUM(c.status NOT IN ('ok', 'empty')) AS errors "
+            "FROM calls c JOIN panels p ON p.id = c.panel_id "
+            "WHERE c.started >= ? AND c.started < ? AND c.status != 'cooling' "
+            "AND (? IS NULL OR p.key_name = ?) "
+            "GROUP BY day, c.alias, c.connection, p.key_name "
+            "ORDER BY day, c.alias, c.connection, p.key_name",
+            (start, end, owner, owner),
+        ).fetchall()
+        return [dict(r) for r in rows]
 
 
 def _while_locked(db: sqlite3.Connection, sql: str, *, tries: int, pause_s: float) -> None:

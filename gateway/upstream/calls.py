@@ -15,7 +15,8 @@ import functools
 import os
 import re
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -72,6 +73,8 @@ class Answer:
     tokens_out: int = 0
     first_token_s: float | None = None
     finish_reason: str | None = None
+    # the provider's response headers, lower-cased: its rate-limit headers are read from them
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 class Upstream:
@@ -152,6 +155,16 @@ class Upstream:
                     turn.end()
             self.gate.succeeded(model, passage)
             return answer
+
+    async def relay(
+        self, params: dict[str, Any], request: dict[str, Any], timeout: float, *, stream: bool
+    ) -> Any:
+        """A route turn's call (gateway/upstream/relay.py), through the shared session."""
+        from gateway.upstream.relay import open_turn
+
+        if self.session is not None:
+            params = {**params, "shared_session": self.session}
+        return await open_turn(params, request, timeout, stream=stream)
 
     async def _answer_arrived(self, session: Any, context: Any, params: Any) -> None:
         """A response's headers are in: wait for this call's turn to read and parse it (held
@@ -271,6 +284,7 @@ async def call_model(
         tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
         tokens_out=getattr(usage, "completion_tokens", 0) or 0,
         finish_reason=choice.finish_reason,
+        headers=headers_of(response),
     )
 
 
@@ -321,7 +335,7 @@ async def _streamed(kwargs: dict[str, Any], started: float, limit: int | None = 
             tokens_out = usage.completion_tokens or tokens_out
     if finish is None:
         raise UpstreamBrokenStream("stream broke off before its finish")
-    return Answer("".join(parts), tokens_in, tokens_out, first, finish)
+    return Answer("".join(parts), tokens_in, tokens_out, first, finish, headers_of(stream))
 
 
 async def _close(stream: Any) -> None:
@@ -336,7 +350,7 @@ def classify(exc: BaseException, timeout: float) -> UpstreamError:
     """Map a litellm/SDK exception to the gateway's tree. Order matters: subclasses first."""
     message = _short(exc)
     if isinstance(exc, litellm.RateLimitError):
-        return UpstreamRateLimited(message, retry_after=_retry_after(exc))
+        return UpstreamRateLimited(message, retry_after=_retry_after(exc), headers=headers_of(exc))
     if isinstance(exc, litellm.Timeout):
         return UpstreamTimeout(f"no answer within {timeout:g} s")
     if isinstance(exc, litellm.ContextWindowExceededError) or _WINDOW.search(message):
@@ -363,6 +377,20 @@ def endpoint_of(params: dict[str, Any]) -> str:
     host = parts.hostname or "?"
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{port}" if port else host
+
+
+def headers_of(reply: object) -> dict[str, str]:
+    """The provider's response headers, lower-cased: litellm keeps them on a response (and on a
+    stream) as `_response_headers`, and on an exception as its httpx response's headers."""
+    found = getattr(reply, "_response_headers", None)
+    if found is None:
+        found = getattr(getattr(reply, "response", None), "headers", None)
+    if found is None:
+        found = getattr(reply, "litellm_response_headers", None)
+    try:
+        return {str(k).lower(): str(v) for k, v in (found or {}).items()}
+    except (AttributeError, TypeError):
+        return {}
 
 
 def _refused(exc: BaseException) -> bool:

@@ -14,9 +14,11 @@ module, so litellm is never first imported from here.)
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import json
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from litellm.llms.anthropic.messages.adapters.streaming_iterator import AnthropicStreamWrapper
 from litellm.llms.anthropic.messages.adapters.transformation import (
     LiteLLMAnthropicMessagesAdapter,
 )
@@ -30,3 +32,22 @@ def to_openai_chat(request: Mapping[str, Any]) -> dict[str, Any]:
     `reasoning_effort`, and the fields that need no translation, copied as they are)."""
     translated, _tool_names = _ADAPTER.translate_anthropic_to_openai(copy.deepcopy(dict(request)))
     return dict(translated)
+
+
+def message_of(response: Any) -> dict[str, Any]:
+    """A chat completion (litellm's ModelResponse) as an Anthropic `message`: text and tool_use
+    blocks, stop reason, usage (route mode's reply)."""
+    message = _ADAPTER.translate_openai_response_to_anthropic(response=response)
+    if hasattr(message, "model_dump"):
+        return dict(message.model_dump(exclude_none=True))
+    return json.loads(json.dumps(message, default=_plain))
+
+
+def events_of(chunks: AsyncIterator[Any], model: str) -> AsyncIterator[dict[str, Any]]:
+    """Chat completion chunks as Anthropic stream events (`message_start` ... `message_stop`,
+    tool_use blocks with `input_json_delta`), through litellm's stream wrapper."""
+    return AnthropicStreamWrapper(completion_stream=chunks, model=model)  # type: ignore[return-value]
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else str(value)

@@ -1,0 +1,106 @@
+"""`bench-gateway store copy --from sqlite:///... --to postgresql://...`: move a SQLite store's
+records (panels, seats, verdicts, keys, learned windows and limits) into PostgreSQL.
+
+Idempotent, so it can be run again after a replica wrote more to the old file: a row already
+there (same primary key; for a verdict, the same seat and time) is skipped, never doubled.
+Rows go in source order, a chunk a transaction, so verdict history keeps its order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from gateway.store import POSTGRES_SCHEMES
+from gateway.store.postgres import PostgresStore, insert_sql
+from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
+
+CHUNK = 1_000
+
+_KEY_FIELDS = ("name", "digest", "last4", "collections", "rpm", "created", "last_used", "revoked")
+_VERDICT_FIELDS = ("call_id", "useful", "note", "real", "false", "created", "key_name")
+
+# (table, fields, how a row already copied is recognised); JSON fields stay text on both sides.
+_TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("panels", PANEL_FIELDS, insert_sql("panels", PANEL_FIELDS, skip_existing=True)),
+    ("calls", CALL_FIELDS, insert_sql("calls", CALL_FIELDS, skip_existing=True)),
+    (
+        "verdicts",
+        _VERDICT_FIELDS,
+        'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name) '
+        "SELECT %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS "
+        "(SELECT 1 FROM verdicts WHERE call_id = %s AND created = %s)",
+    ),
+    ("gateway_keys", _KEY_FIELDS, insert_sql("gateway_keys", _KEY_FIELDS, skip_existing=True)),
+    (
+        "learned_windows",
+        ("alias", "context_window", "learned"),
+        insert_sql("learned_windows", ("alias", "context_window", "learned"), skip_existing=True),
+    ),
+    (
+        "learned_limits",
+        ("alias", "until", "why", "source", "learned"),
+        insert_sql(
+            "learned_limits", ("alias", "until", "why", "source", "learned"), skip_existing=True
+        ),
+    ),
+)
+
+
+def run_copy(source: str, target: str) -> int:
+    """The command: exit 0 with the counts printed, 2 for URLs it cannot copy between."""
+    prefix = "sqlite:///"
+    if not source.startswith(prefix) or not target.startswith(POSTGRES_SCHEMES):
+        print(
+            "bench-gateway: store copy goes --from sqlite:///PATH --to postgresql://...",
+            file=sys.stderr,
+        )
+        return 2
+    path = Path(source[len(prefix) :])
+    if not path.is_file():
+        print(f"bench-gateway: no SQLite store at {path}", file=sys.stderr)
+        return 1
+    try:
+        copied = asyncio.run(copy_records(path, target))
+    except psycopg.Error as exc:
+        print(f"bench-gateway: PostgreSQL: {exc}", file=sys.stderr)
+        return 1
+    for table, (seen, added) in copied.items():
+        print(f"{table:<16} {added:>8} copied  {seen - added:>8} already there")
+    return 0
+
+
+async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
+    """Per table: (rows read, rows added). The target's migrations are applied first."""
+    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    store = PostgresStore(target, pool_size=1)
+    await store.open()
+    copied: dict[str, tuple[int, int]] = {}
+    try:
+        for table, fields, sql in _TABLES:
+            seen = added = 0
+            for chunk in _chunks(source, table, fields):
+                if table == "verdicts":
+                    chunk = [[*row, row[0], row[5]] for row in chunk]
+                async with store.pool.connection() as db, db.transaction(), db.cursor() as cur:
+                    await cur.executemany(sql.encode(), chunk)  # (pipelined: few round trips)
+                    added += max(cur.rowcount, 0)  # the rows the whole chunk added
+                seen += len(chunk)
+            copied[table] = (seen, added)
+    finally:
+        source.close()
+        await store.close()
+    return copied
+
+
+def _chunks(db: sqlite3.Connection, table: str, fields: tuple[str, ...]) -> Iterator[list[Any]]:
+    names = ", ".join(f'"{name}"' for name in fields)
+    rows = db.execute(f"SELECT {names} FROM {table} ORDER BY rowid")
+    while chunk := rows.fetchmany(CHUNK):
+        yield [list(row) for row in chunk]

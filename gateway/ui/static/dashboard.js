@@ -1,0 +1,155 @@
+// Bench Gateway dashboard: verdicts, keys and sign-in as JSON posts carrying the CSRF token,
+// and live updates from the gateway's own event stream. No framework, nothing from elsewhere.
+"use strict";
+
+const csrf = document.querySelector('meta[name="csrf-token"]').content;
+
+async function post(path, body) {
+  const reply = await fetch(path, {
+    method: "POST",
+    headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
+    body: JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  const data = await reply.json().catch(() => ({}));
+  if (!reply.ok) {
+    throw new Error((data.error && data.error.message) || ("HTTP " + reply.status));
+  }
+  return data;
+}
+
+function seatOf(element) {
+  return element.closest("[data-call]");
+}
+
+async function judge(seat, useful, note) {
+  const body = {call: seat.dataset.call, useful: useful};
+  if (note) body.note = note;
+  await post("/ui/verdict", body);
+  seat.dataset.judged = useful ? "useful" : "not-useful";
+  seat.classList.remove("owed");
+}
+
+document.addEventListener("click", async (event) => {
+  const target = event.target.closest("button");
+  if (!target) return;
+  const seat = seatOf(target);
+  if (seat && target.classList.contains("open")) {
+    const answer = seat.querySelector(".answer");
+    answer.hidden = !answer.hidden;
+    target.setAttribute("aria-expanded", String(!answer.hidden));
+  } else if (seat && target.dataset.verdict) {
+    try {
+      await judge(seat, target.dataset.verdict === "useful");
+      const answer = seat.querySelector(".answer");
+      answer.hidden = false;  // a note can follow
+    } catch (error) {
+      seat.dataset.error = error.message;
+      seat.title = error.message;
+    }
+  } else if (target.classList.contains("revoke")) {
+    await keyAction(() => post("/ui/keys/revoke", {name: target.dataset.name}));
+  } else if (target.id === "signout") {
+    await post("/ui/signout", {});
+    location.reload();
+  }
+});
+
+document.addEventListener("submit", async (event) => {
+  const form = event.target;
+  if (form.id === "usage-month") return;  // an ordinary GET: the page for that month
+  event.preventDefault();
+  if (form.classList.contains("note")) {
+    const seat = seatOf(form);
+    const useful = seat.dataset.judged !== "not-useful";
+    await judge(seat, useful, form.elements.note.value).catch((error) => {
+      seat.title = error.message;
+    });
+  } else if (form.id === "signin") {
+    try {
+      await post("/ui/signin", {token: form.elements.token.value});
+      location.reload();
+    } catch (error) {
+      document.getElementById("signin-error").textContent = error.message;
+    }
+  } else if (form.id === "new-key") {
+    const body = {name: form.elements.name.value};
+    const collections = form.elements.collections.value.split(",").map((c) => c.trim());
+    if (collections.some(Boolean)) body.collections = collections.filter(Boolean);
+    if (form.elements.rpm.value) body.rpm = Number(form.elements.rpm.value);
+    await keyAction(async () => {
+      const made = await post("/ui/keys", body);
+      sessionStorage.setItem("bench-new-key", made.key);
+    });
+  }
+});
+
+async function keyAction(action) {
+  try {
+    await action();
+    location.hash = "keys";
+    location.reload();
+  } catch (error) {
+    document.getElementById("key-error").textContent = error.message;
+  }
+}
+
+function showNewKey() {
+  const key = sessionStorage.getItem("bench-new-key");
+  const shown = document.getElementById("new-key-shown");
+  if (!key || !shown) return;
+  sessionStorage.removeItem("bench-new-key");  // shown once
+  shown.querySelector("code").textContent = key;
+  shown.hidden = false;
+}
+
+// Live updates: when the gateway writes a panel, seat or verdict, fetch the list again
+// (first page only; seats left open stay open; not while a note is being typed).
+const panels = document.getElementById("panels");
+let refreshing = false;
+let wanted = false;
+
+async function refresh() {
+  const list = document.getElementById("panel-list");
+  if (refreshing || (list.contains(document.activeElement) && document.activeElement.tagName === "INPUT")) {
+    wanted = true;
+    return;
+  }
+  refreshing = true;
+  wanted = false;
+  try {
+    const open = new Set([...list.querySelectorAll(".answer:not([hidden])")].map((a) => seatOf(a).dataset.call));
+    const reply = await fetch("/ui/panels" + location.search, {credentials: "same-origin"});
+    if (!reply.ok) return;
+    const holder = document.createElement("div");
+    holder.innerHTML = await reply.text();  // the server's escaped HTML; scripts never run here
+    const fresh = holder.firstElementChild;
+    for (const call of open) {
+      const seat = fresh.querySelector(`[data-call="${CSS.escape(call)}"]`);
+      if (seat) seat.querySelector(".answer").hidden = false;
+    }
+    list.replaceWith(fresh);
+    const owed = document.getElementById("owed");
+    owed.textContent = fresh.dataset.owed + (fresh.dataset.owedCapped === "true" ? "+" : "");
+  } finally {
+    refreshing = false;
+    if (wanted) setTimeout(refresh, 500);
+  }
+}
+
+if (panels && panels.dataset.firstPage === "true" && window.EventSource) {
+  const live = document.getElementById("live");
+  const events = new EventSource("/ui/events");
+  events.addEventListener("hello", () => live.classList.add("on"));
+  events.addEventListener("change", () => refresh());
+  events.onerror = () => live.classList.remove("on");
+  document.addEventListener("focusout", () => { if (wanted) setTimeout(refresh, 100); });
+}
+
+// Picking a month shows it at once (the form's button does the same without a script).
+const usageMonth = document.getElementById("usage-month");
+if (usageMonth) {
+  usageMonth.elements.month.addEventListener("change", () => usageMonth.requestSubmit());
+}
+
+showNewKey();

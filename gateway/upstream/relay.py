@@ -1,0 +1,70 @@
+"""Route mode's way to a model: one call whose reply is relayed, not summarised.
+
+A panel seat needs only its answer's text (gateway/upstream/calls.py); a route turn passes the
+model's reply on to an agent whole: tool calls, finish reason, usage, every streamed chunk as it
+comes. So this opens the call and hands back litellm's own objects, plain or streamed, with
+litellm's failures classified by the same `classify` as every seat (so a 429 cools the model the
+same way). No retries at either level: the turn's failover is the gateway's, never litellm's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import litellm
+
+from gateway.errors import UpstreamBrokenStream, UpstreamError, UpstreamTimeout
+from gateway.upstream.calls import _short, classify
+
+
+def max_output_of(served: str) -> int | None:
+    """The model's known maximum output tokens (litellm's model map), or None when unknown."""
+    info = litellm.model_cost.get(served) or {}
+    value = info.get("max_output_tokens") or info.get("max_tokens")
+    return value if isinstance(value, int) and value > 0 else None
+
+
+async def open_turn(
+    params: dict[str, Any], request: dict[str, Any], timeout: float, *, stream: bool
+) -> Any:
+    """The model's reply: a litellm `ModelResponse`, or (streamed) its chunk iterator, opened
+    (the request is sent and the reply's headers are in). Raises an UpstreamError."""
+    kwargs = {**request, **params, "timeout": timeout, "num_retries": 0, "max_retries": 0}
+    if stream:
+        kwargs.update(stream=True, stream_options={"include_usage": True})
+    try:
+        async with asyncio.timeout(timeout + 1.0):
+            return await litellm.acompletion(**kwargs)
+    except TimeoutError as exc:
+        raise UpstreamTimeout(f"no answer within {timeout:g} s") from exc
+    except Exception as exc:
+        raise classify(exc, timeout) from exc
+
+
+async def chunks_of(stream: Any) -> AsyncIterator[Any]:
+    """The stream's chunks; a stream that breaks off is an UpstreamError, never a quiet end."""
+    chunks = aiter(stream)
+    while True:
+        try:
+            chunk = await anext(chunks)
+        except StopAsyncIteration:
+            return
+        except UpstreamError:
+            raise
+        except Exception as exc:
+            error = classify(exc, 0)
+            if type(error).__name__ == "UpstreamFailed":
+                error = UpstreamBrokenStream(f"stream broke off: {_short(exc)}")
+            raise error from exc
+        yield chunk
+
+
+async def close(stream: Any) -> None:
+    closing = getattr(stream, "aclose", None)
+    if closing is not None:
+        try:
+            await closing()
+        except Exception:  # closing a broken stream may fail again; it is closed either way
+            pass

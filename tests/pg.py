@@ -1,0 +1,118 @@
+"""A throwaway PostgreSQL for the tests: initdb in a temp folder, a free loopback port, trust
+auth, stopped and removed at the end of the session. Each test gets a database of its own.
+
+Not installed: these tests skip, saying how to get it; under CI (the `CI` variable) they fail.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+INSTALL_HINT = "PostgreSQL is not installed: apt-get install postgresql (Debian/Ubuntu)"
+
+
+def _bin_dir() -> str | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if found:
+        return os.path.dirname(found[-1])
+    initdb = shutil.which("initdb")
+    return os.path.dirname(initdb) if initdb else None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class PgServer:
+    def __init__(self, bin_dir: str) -> None:
+        self.bin_dir = bin_dir
+        self.port = _free_port()
+        self.root = tempfile.mkdtemp(prefix="bench-pg-")
+        self.data = os.path.join(self.root, "data")
+        self._as_postgres = os.geteuid() == 0  # PostgreSQL refuses to run as root
+        if self._as_postgres:
+            shutil.chown(self.root, "postgres", "postgres")
+        self._names = itertools.count(1)
+
+    def _run(self, tool: str, *args: str) -> None:
+        command = [os.path.join(self.bin_dir, tool), *args]
+        if self._as_postgres:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        subprocess.run(command, check=True, capture_output=True, timeout=120)
+
+    def start(self) -> PgServer:
+        self._run(
+            "initdb",
+            "-D",
+            self.data,
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        )
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        )
+        self._run(
+            "pg_ctl",
+            "-D",
+            self.data,
+            "-l",
+            os.path.join(self.root, "log"),
+            "-o",
+            options,
+            "-w",
+            "start",
+        )
+        return self
+
+    def url(self, db: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{db}"
+
+    def new_database(self) -> str:
+        import psycopg
+
+        name = f"bench_{next(self._names)}"
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}".encode())
+        return self.url(name)
+
+    def stop(self) -> None:
+        try:
+            self._run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    bin_dir = _bin_dir()
+    if bin_dir is None:
+        if os.environ.get("CI"):
+            pytest.fail(INSTALL_HINT + " (CI is set: the PostgreSQL tests must run)")
+        pytest.skip(INSTALL_HINT)
+    server = PgServer(bin_dir).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """A fresh, empty database on the session's server."""
+    return pg_server.new_database()
