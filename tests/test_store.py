@@ -225,6 +225,12 @@ def test_both_stores_answer_every_read_alike(tmp_path, pg_url):
                 "first": first,
                 "next": await store.panels_page(2, before=first["next"]),
                 "owed": await store.panels_page(10, owed=True, owner="local"),
+                "verdict states": [
+                    await store.verdict_states(asked, owner=owner)
+                    for asked in (["p0.member1", "p0.member2", "p2.member1", "p1.member1", "x"],)
+                    for owner in ("local", None)
+                ],
+                "owed seats": [await store.owed("local"), await store.owed(limit=1)],
                 "marker moved": marker != await store.change_marker() and min(marker) > 0,
                 "standings": {k: sorted(v, key=str) for k, v in (await store.standings()).items()},
                 "keys": [await store.keys(), await store.key_by_digest("d")],
