@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway.remote import Refused, RemoteGateway, Unreachable, settings
+from gateway.usage import usage_lines
 
 COMMANDS = ("ask", "verdict", "status", "mcp")
 USAGE, REFUSED, UNREACHABLE = 2, 1, 3
@@ -192,4 +193,6 @@ async def status(gateway: RemoteGateway) -> int:
     print(f"owed verdicts: {len(calls)}{'+' if len(calls) >= 50 else ''}")
     for row in calls[:10]:
         print(f"  {row['call']}  {row['alias']}  ({row['collection']})")
+    for line in usage_lines(await gateway.usage()):
+        print(line)
     return 0

@@ -95,6 +95,10 @@ class RemoteGateway:
     async def models(self) -> list[dict[str, Any]]:
         return list((await self._send("GET", "/bench/models"))["models"])
 
+    async def usage(self) -> dict[str, Any]:
+        """This month's usage (`GET /bench/usage`): calls, tokens and errors per model."""
+        return await self._send("GET", "/bench/usage")
+
     async def verdict(self, verdict: dict[str, Any]) -> dict[str, Any]:
         return await self._send("POST", "/bench/verdict", verdict)
 

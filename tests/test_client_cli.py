@@ -70,6 +70,10 @@ def test_a_verdict_is_recorded_and_status_shows_models_and_owed_verdicts(gateway
     owed = bench("status", url=gateway.url)
     assert owed.returncode == 0, owed.stderr
     assert "alpha" in owed.stdout and f"owed verdicts: {len(seats)}" in owed.stdout
+    usage = gateway.http.get("/bench/usage").json()  # what status says was spent this month
+    assert f"usage {usage['month']}" in owed.stdout
+    for entry in usage["models"]:
+        assert f"{entry['alias']:<24} {entry['calls']:>6} calls" in owed.stdout
     judged = bench("verdict", seats[0]["call"], "--not-useful", "--note", "off", url=gateway.url)
     assert judged.returncode == 0, judged.stderr
     assert "recorded" in judged.stdout
