@@ -11,8 +11,9 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -50,7 +51,7 @@ def create_app(
     runtime = Runtime(
         config=config,
         store=store if store is not None else open_store(config.store),
-        call_upstream=call_upstream or way_out.call,
+        call_upstream=call_upstream or cast(upstream.Upstream, way_out).call,
         clock=clock or time.time,
         board=board,
         open_turn=way_out.relay if way_out is not None else relay.open_turn,
@@ -62,7 +63,7 @@ def create_app(
     mcp_route = Route("/mcp", mcp, methods=["POST"])
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette):
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await runtime.store.open()
         if not runtime.ledger.loaded:  # (a worker started again finds the figures live)
             standings = await runtime.store.standings()
@@ -104,7 +105,7 @@ def create_app(
     return app
 
 
-def _web_access(config: Config) -> dict:
+def _web_access(config: Config) -> dict[str, Any]:
     """Who the guard lets in (contract §14), from the config's `gateway:` settings."""
     names = ("allowed_hosts", "allowed_origins", "public_url")
     return {name: getattr(config.gateway, name) for name in names}

@@ -13,7 +13,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from gateway.errors import BadRequest
 from gateway.settings import Config
@@ -281,12 +281,12 @@ def sampling_of(body: dict[str, Any]) -> dict[str, Any]:
             raise BadRequest(f"`{field}` has the wrong type.", param=field)
         if field in RANGES:
             low, high = RANGES[field]
-            if not _within(value, low, high):
+            if not _within(cast(float, value), low, high):
                 raise BadRequest(f"`{field}` must be between {low} and {high}.", param=field)
         elif field == "stop":
-            _check_stop(value)
+            _check_stop(cast(str | list[Any], value))
         elif field == "logit_bias":
-            _check_logit_bias(value)
+            _check_logit_bias(cast(dict[str, Any], value))
         elif field == "response_format" and not values_within(value, MAX_RESPONSE_FORMAT):
             raise BadRequest(
                 f"`response_format` holds more than {MAX_RESPONSE_FORMAT} values.",

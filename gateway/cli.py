@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from gateway import client_cli, process
 from gateway.settings import Config, ConfigError, load_config
@@ -274,7 +274,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler here turns that
     # into a clean return, so a drained shutdown exits 0.
     signal.signal(signal.SIGTERM, lambda *_: None)
-    options = dict(
+    options: dict[str, Any] = dict(
         host=host,
         port=port,
         log_level="info",

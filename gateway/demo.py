@@ -14,17 +14,18 @@ import tempfile
 import threading
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from gateway import process
 from gateway.serving import ServerThread, free_port
-from gateway.settings import parse_config
+from gateway.settings import Config, parse_config
 
 PROMPT = "Review this change: fetch() now retries forever on any error. Anything wrong?"
 
 
-def demo_config(sim_url: str, store_dir: Path):
+def demo_config(sim_url: str, store_dir: Path) -> Config:
     text = resources.files("gateway").joinpath("demo.yaml").read_text(encoding="utf-8")
     raw = yaml.safe_load(text.replace("{SIM}", sim_url))
     raw["store"] = f"sqlite:///{store_dir / 'records.db'}"
@@ -85,7 +86,7 @@ def _demo(port: int, store_dir: Path, once: bool) -> int:
     return 0
 
 
-def show(completion, url: str) -> None:
+def show(completion: Any, url: str) -> None:
     bench = completion.model_extra["bench"]
     print(
         f"panel {bench['panel']} · bench/{bench['collection']} · shape {bench['shape']} "

@@ -3,8 +3,9 @@ rest (models, records, verdicts, health) are small enough to live here."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from importlib.metadata import version
-from typing import Any
+from typing import Any, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -30,7 +31,7 @@ DESCRIPTION = describe()
 
 
 def runtime_of(request: Request) -> Runtime:
-    return request.app.state.runtime
+    return cast(Runtime, request.app.state.runtime)  # (starlette types app state as Any)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -95,7 +96,7 @@ async def ask_panel(request: Request, fmt: Format, *, google_keys: bool = False)
             ticket.resize(1)
             turn = await start_route(runtime, fmt, client, *routed)
             turn.on_end.append(ticket.release)
-            return await fmt.render_route(turn)  # type: ignore[attr-defined]
+            return await fmt.render_route(turn)  # type: ignore[attr-defined, no-any-return]
         body = await runtime.bodies.read(raw, fmt.check)  # a heavy one off the loop
         ask = fmt.read(body, {k.lower(): v for k, v in request.headers.items()}, runtime.config)
         run = await start_panel(runtime, client, ask, ticket)
@@ -274,7 +275,9 @@ async def get_conversation(request: Request) -> Response:
     return JSONResponse({"conversation": wanted, **found, "turns": turns})
 
 
-async def _record(request: Request, kind: str, fetch) -> Response:
+async def _record(
+    request: Request, kind: str, fetch: Callable[..., Awaitable[dict[str, Any] | None]]
+) -> Response:
     """A panel or call as recorded, for the key that made it (any, when keys are off). Another
     key's record is a 404 in the same words as one that does not exist."""
     client = await runtime_of(request).gatekeeper.client(request)

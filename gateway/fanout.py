@@ -125,6 +125,7 @@ class Fanout:
             await self._finished(result)
             if not swap:
                 return
+            assert result.replaced_by is not None  # set just above, with swap
             seat, alias, replaces = result.replaced_by, swap, result.seat
             self.runtime.ledger.seated(alias, self.runtime.clock())
 

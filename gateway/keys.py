@@ -20,7 +20,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +48,9 @@ def digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def key_record(name: str, key: str, collections: list[str] | None, rpm: int | None) -> dict:
+def key_record(
+    name: str, key: str, collections: list[str] | None, rpm: int | None
+) -> dict[str, Any]:
     return {
         "name": name,
         "digest": digest(key),
@@ -102,7 +104,9 @@ def presented(request: Request, google: bool = False) -> str | None:
 class Gatekeeper:
     """Checks the key on each request (`client`), and spends its rpm on panels (`admitted`)."""
 
-    def __init__(self, store: Any, required: bool, board: Board, clock=time.time) -> None:
+    def __init__(
+        self, store: Any, required: bool, board: Board, clock: Callable[[], float] = time.time
+    ) -> None:
         self.store = store
         self.required = required
         self.board = board  # a key's rpm counts its requests to every worker

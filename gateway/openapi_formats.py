@@ -32,11 +32,15 @@ _OBJECT = {"type": "object"}
 SCHEMAS = {"OllamaError": _OLLAMA_ERROR, "GeminiError": _GEMINI_ERROR}
 
 
-def _body(schema: dict[str, Any], description: str, media: str = "application/json"):
+def _body(
+    schema: dict[str, Any], description: str, media: str = "application/json"
+) -> dict[str, Any]:
     return {"description": description, "content": {media: {"schema": schema}}}
 
 
-def _op(summary: str, ok: dict[str, Any], error: str, codes: tuple[str, ...], body: bool = True):
+def _op(
+    summary: str, ok: dict[str, Any], error: str, codes: tuple[str, ...], body: bool = True
+) -> dict[str, Any]:
     op: dict[str, Any] = {"summary": summary, "responses": {"200": ok}}
     for code in codes:
         op["responses"][code] = _body({"$ref": f"#/components/schemas/{error}"}, "refused")
@@ -60,7 +64,9 @@ def _ollama_panel(summary: str) -> dict[str, Any]:
     return {"post": _op(summary, ok, "OllamaError", _PANEL_CODES)}
 
 
-def _gemini(summary: str, ok: dict[str, Any], codes=_PANEL_CODES) -> dict[str, Any]:
+def _gemini(
+    summary: str, ok: dict[str, Any], codes: tuple[str, ...] = _PANEL_CODES
+) -> dict[str, Any]:
     return {"post": {**_op(summary, ok, "GeminiError", codes), "parameters": [_MODEL]}}
 
 

@@ -124,6 +124,7 @@ async def seat(runtime: Runtime, ask: Ask, key_name: str = "local") -> PanelRun:
         seed=int(panel_id[1:], 16),
         images=ask.images,
     )
+    assert runtime.board is not None  # Runtime makes one of its own when given none
     with runtime.board.locked():  # no other worker seats a panel in between
         limits = runtime.rate_limits
         evidence = runtime.ledger.evidence(limits.cooling(now), ask.shape, limits.scarce(now))

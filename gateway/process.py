@@ -14,7 +14,7 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 ENVIRONMENT = {
@@ -74,7 +74,11 @@ class AfterStartup:
     store open), calls *then*, before the server is told it may take requests. The collector is
     frozen there, so that what the warm-up built is frozen too."""
 
-    def __init__(self, app: Any, then: Callable[[], None] = tune_the_collector) -> None:
+    def __init__(
+        self,
+        app: Callable[[Any, Any, Any], Awaitable[None]],
+        then: Callable[[], None] = tune_the_collector,
+    ) -> None:
         self.app = app
         self.then = then
 

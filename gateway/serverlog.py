@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,7 +30,7 @@ class AccessLog:
 
     def __init__(
         self,
-        app: Any,
+        app: Callable[[Any, Any, Any], Awaitable[None]],
         *,
         anonymous: str = "-",
         gateway: bool = True,

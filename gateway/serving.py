@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from typing import Any, cast
 
 import uvicorn
 
@@ -19,12 +20,17 @@ from gateway.protocol import HeadLimitedProtocol
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
-        return sock.getsockname()[1]
+        return cast(int, sock.getsockname()[1])  # (typeshed: Any, as address shapes vary)
 
 
 class ServerThread:
     def __init__(
-        self, app, host: str = "127.0.0.1", port: int | None = None, *, http: type | None = None
+        self,
+        app: Any,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        *,
+        http: type | None = None,
     ) -> None:
         """*http*: the protocol class (e.g. `HeadLimitedProtocol.limited(...)`)."""
         self.host = host
@@ -76,5 +82,5 @@ class ServerThread:
     def __enter__(self) -> ServerThread:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -42,7 +42,7 @@ from gateway.settings import Config
 from gateway.upstream.translate.anthropic import to_openai_chat
 from routing import ROUTER_PANEL
 
-__all__ = ["count", "read", "read_route", "render_error", "render_route", "render_run"]
+__all__ = ["check", "count", "read", "read_route", "render_error", "render_route", "render_run"]
 _PASSED = ("system", "max_tokens", "temperature", "top_p", "stop_sequences", "metadata")
 _OURS = ("model", "messages", "stream", "top_k", "thinking", "with", "bench", "cache_control")
 # Provider options a panel honours only at their default: anything else is refused.

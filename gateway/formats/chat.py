@@ -37,7 +37,7 @@ from gateway.settings import Config
 
 KEEP_ALIVE = b": keep-alive\n\n"
 DONE = b"data: [DONE]\n\n"
-__all__ = ["read", "read_route", "render_error", "render_route", "render_run", "stream"]
+__all__ = ["check", "read", "read_route", "render_error", "render_route", "render_run", "stream"]
 _TOOLS = ("function_call", "functions", "parallel_tool_calls", "tool_choice", "tools")
 
 

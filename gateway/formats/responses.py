@@ -42,7 +42,7 @@ from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
 from gateway.upstream.translate import responses as translate
 
-__all__ = ["read", "read_route", "render_error", "render_route", "render_run", "stream"]
+__all__ = ["check", "read", "read_route", "render_error", "render_route", "render_run", "stream"]
 KEEP_ALIVE = b": keep-alive\n\n"
 _ROLES = ("user", "assistant", "system", "developer")
 _TEXT_PARTS = ("input_text", "output_text")

@@ -15,10 +15,11 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 from zoneinfo import ZoneInfo
 
 from gateway.store import pages
@@ -26,6 +27,10 @@ from gateway.store.migrations import migrate
 from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 
 log = logging.getLogger("bench.records")
+
+_T = TypeVar("_T")
+# A row waiting for the writer: table, fields, row, and the future its writer awaits
+_Pending = tuple[str, tuple[str, ...], dict[str, Any], asyncio.Future[None]]
 
 _JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over")
 
@@ -38,11 +43,11 @@ class SqliteStore:
         self._keys: sqlite3.Connection | None = None  # key lookups, on the event loop's thread
         # Rows waiting for the writer thread: seats finishing together are written in one
         # transaction, and each caller is answered only once its own row is committed.
-        self._pending: list[tuple[str, tuple[str, ...], dict[str, Any], asyncio.Future]] = []
+        self._pending: list[_Pending] = []
         self._flushing = False
         self._lock = threading.Lock()
 
-    async def _run(self, fn, *args):
+    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     async def open(self) -> None:
@@ -116,10 +121,11 @@ class SqliteStore:
                 batch, self._pending = [*batch, *self._pending], []
                 self._flushing = False
             if batch:
-                loop.call_soon_threadsafe(_settle, [item[3] for item in batch], [exc] * len(batch))
+                failed: list[BaseException | None] = [exc] * len(batch)
+                loop.call_soon_threadsafe(_settle, [item[3] for item in batch], failed)
             raise
 
-    def _insert_batch(self, batch) -> list[BaseException | None]:
+    def _insert_batch(self, batch: list[_Pending]) -> list[BaseException | None]:
         """One transaction for the batch; if it fails, each row alone, so only a bad row fails."""
         try:
             self._insert_all(batch)
@@ -127,7 +133,7 @@ class SqliteStore:
             return [self._insert_one(item) for item in batch]
         return [None] * len(batch)
 
-    def _insert_all(self, batch, tries: int = 20) -> None:
+    def _insert_all(self, batch: list[_Pending], tries: int = 20) -> None:
         """One transaction for the batch. It takes the write lock up front (BEGIN IMMEDIATE, which
         waits out another worker's writes for busy_timeout), and tries again for a while if the
         store stays locked: an answered seat is never dropped for a moment of contention."""
@@ -142,7 +148,7 @@ class SqliteStore:
             db.execute("ROLLBACK")
             raise
 
-    def _insert_one(self, item) -> BaseException | None:
+    def _insert_one(self, item: _Pending) -> BaseException | None:
         try:
             self._insert_all([item])
         except Exception as exc:  # a value SQLite cannot bind raises more than sqlite3.Error
@@ -152,13 +158,13 @@ class SqliteStore:
 
     async def record_verdict(
         self, verdict: dict[str, Any], owner: str | None = None
-    ) -> tuple[bool, dict | None] | None:
+    ) -> tuple[bool, dict[str, Any] | None] | None:
         """Store a verdict. None: unknown call (or not *owner*'s). Else (written, previous)."""
         return await self._run(self._verdict, verdict, owner)
 
     def _verdict(
         self, verdict: dict[str, Any], owner: str | None
-    ) -> tuple[bool, dict | None] | None:
+    ) -> tuple[bool, dict[str, Any] | None] | None:
         db = self._db
         assert db is not None
         found = db.execute(
@@ -291,7 +297,7 @@ class SqliteStore:
         return await self._run(read)
 
     async def change_marker(self) -> tuple[int, int, int]:
-        return await self._run(lambda: pages.change_marker(self._db))
+        return await self._run(lambda: pages.change_marker(cast(sqlite3.Connection, self._db)))
 
     async def standings(self) -> dict[str, Any]:
         return await self._run(self._standings)
@@ -353,7 +359,7 @@ class SqliteStore:
         return found[0] if found else None
 
     def _select_keys(
-        self, where: str, args: tuple, db: sqlite3.Connection | None = None
+        self, where: str, args: tuple[Any, ...], db: sqlite3.Connection | None = None
     ) -> list[dict[str, Any]]:
         db = db or self._db
         assert db is not None
@@ -377,7 +383,7 @@ class SqliteStore:
 
     async def touch_key(self, name: str, when: float) -> None:
         await self._run(
-            lambda: self._db.execute(
+            lambda: cast(sqlite3.Connection, self._db).execute(
                 "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
             )
         )
@@ -386,7 +392,7 @@ class SqliteStore:
 
     async def learn_window(self, alias: str, window: int) -> None:
         await self._run(
-            lambda: self._db.execute(
+            lambda: cast(sqlite3.Connection, self._db).execute(
                 "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE SET "
                 "context_window = MIN(context_window, excluded.context_window), "
                 "learned = excluded.learned",
@@ -396,7 +402,9 @@ class SqliteStore:
 
     async def learned_windows(self) -> dict[str, int]:
         rows = await self._run(
-            lambda: self._db.execute("SELECT alias, context_window FROM learned_windows").fetchall()
+            lambda: cast(sqlite3.Connection, self._db)
+            .execute("SELECT alias, context_window FROM learned_windows")
+            .fetchall()
         )
         return {alias: window for alias, window in rows}
 
@@ -405,7 +413,7 @@ class SqliteStore:
 
     async def learn_limit(self, limit: dict[str, Any]) -> None:
         await self._run(
-            lambda: self._db.execute(
+            lambda: cast(sqlite3.Connection, self._db).execute(
                 "INSERT INTO learned_limits VALUES (?, ?, ?, ?, ?) ON CONFLICT (alias) DO UPDATE "
                 "SET until = excluded.until, why = excluded.why, source = excluded.source, "
                 "learned = excluded.learned",
@@ -415,7 +423,7 @@ class SqliteStore:
 
     async def learned_limits(self, now: float) -> list[dict[str, Any]]:
         rows = await self._run(
-            lambda: self._db.execute(
+            lambda: cast(sqlite3.Connection, self._db).execute(
                 "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
             ).fetchall()
         )
@@ -424,7 +432,7 @@ class SqliteStore:
     async def day_counts(self, since: float) -> list[dict[str, Any]]:
         """Calls started since *since* (the day's start), per model and connection."""
         rows = await self._run(
-            lambda: self._db.execute(
+            lambda: cast(sqlite3.Connection, self._db).execute(
                 "SELECT alias, connection, COUNT(*) AS calls FROM calls "
                 "WHERE started >= ? AND status != 'cooling' GROUP BY alias, connection",
                 (since,),
@@ -488,12 +496,12 @@ _INSERTS = {
 }
 
 
-def _log_failure(flushing: asyncio.Future) -> None:
+def _log_failure(flushing: asyncio.Future[None]) -> None:
     if not flushing.cancelled() and flushing.exception() is not None:
         log.error("the record writer failed", exc_info=flushing.exception())
 
 
-def _settle(futures: list[asyncio.Future], outcomes: list[BaseException | None]) -> None:
+def _settle(futures: list[asyncio.Future[None]], outcomes: list[BaseException | None]) -> None:
     for future, outcome in zip(futures, outcomes, strict=True):
         if future.done():
             continue

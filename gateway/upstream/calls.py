@@ -395,7 +395,7 @@ def headers_of(reply: object) -> dict[str, str]:
 
 def _refused(exc: BaseException) -> bool:
     """A refused connection surfaces as InternalServerError; the cause chain tells the truth."""
-    seen = exc
+    seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, ConnectionError | OSError) and not isinstance(seen, TimeoutError):
             return True

@@ -50,7 +50,7 @@ class SetupGate:
         self.hold_s = hold_s
         self.silent: set[str] = set()  # models whose requests never report leaving
         self._busy = False
-        self._waiting: deque[asyncio.Future] = deque()
+        self._waiting: deque[asyncio.Future[None]] = deque()
 
     @contextlib.asynccontextmanager
     async def passage(self, key: str) -> AsyncIterator[Passage]:

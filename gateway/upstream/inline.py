@@ -27,10 +27,10 @@ class InlineWhere(ThreadPoolExecutor):
         self._inline = inline
         self.inlined = 0  # jobs run at once, for the curious (tests, benchmarks)
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         if args or kwargs or not self._inline(fn):
             return super().submit(fn, *args, **kwargs)
-        done: Future = Future()
+        done: Future[Any] = Future()
         self.inlined += 1
         try:
             done.set_result(fn())

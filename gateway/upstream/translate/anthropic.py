@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from litellm.llms.anthropic.messages.adapters.streaming_iterator import AnthropicStreamWrapper
 from litellm.llms.anthropic.messages.adapters.transformation import (
@@ -30,7 +30,10 @@ _ADAPTER = LiteLLMAnthropicMessagesAdapter(keep_tool_errors=True)
 def to_openai_chat(request: Mapping[str, Any]) -> dict[str, Any]:
     """An Anthropic Messages request as OpenAI chat kwargs (`messages`, `stop`, `user`,
     `reasoning_effort`, and the fields that need no translation, copied as they are)."""
-    translated, _tool_names = _ADAPTER.translate_anthropic_to_openai(copy.deepcopy(dict(request)))
+    # litellm types the request as its own TypedDict; a plain dict of its fields is what it reads
+    translated, _tool_names = _ADAPTER.translate_anthropic_to_openai(
+        cast(Any, copy.deepcopy(dict(request)))
+    )
     return dict(translated)
 
 
@@ -39,14 +42,18 @@ def message_of(response: Any) -> dict[str, Any]:
     blocks, stop reason, usage (route mode's reply)."""
     message = _ADAPTER.translate_openai_response_to_anthropic(response=response)
     if hasattr(message, "model_dump"):
-        return dict(message.model_dump(exclude_none=True))
-    return json.loads(json.dumps(message, default=_plain))
+        return dict(cast(Any, message).model_dump(exclude_none=True))
+    return cast(dict[str, Any], json.loads(json.dumps(message, default=_plain)))
 
 
 def events_of(chunks: AsyncIterator[Any], model: str) -> AsyncIterator[dict[str, Any]]:
     """Chat completion chunks as Anthropic stream events (`message_start` ... `message_stop`,
     tool_use blocks with `input_json_delta`), through litellm's stream wrapper."""
-    return AnthropicStreamWrapper(completion_stream=chunks, model=model)  # type: ignore[return-value]
+    # litellm's `_ChunkStream` asks for `__iter__` too, though the wrapper only iterates async
+    return AnthropicStreamWrapper(
+        completion_stream=chunks,  # type: ignore[arg-type]
+        model=model,
+    )
 
 
 def _plain(value: Any) -> Any:

@@ -14,7 +14,7 @@ instruction as one text part.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 import litellm
 from litellm.google_genai.adapters import GoogleGenAIAdapter
@@ -61,4 +61,4 @@ def _plain(message: Any) -> dict[str, Any]:
                 part["image_url"] = {"url": part["image_url"]["url"]}
             parts.append(part)
         message["content"] = parts
-    return message
+    return cast(dict[str, Any], message)

@@ -10,7 +10,7 @@ response, a random uuid for the message) are replaced by the panel's `resp_...` 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from litellm.responses.litellm_completion_transformation.transformation import (
     LiteLLMCompletionResponsesConfig,
@@ -55,7 +55,7 @@ def response_of(
     echoed = {k: request[k] for k in ECHOED if request.get(k) is not None}
     response = _Config.transform_chat_completion_response_to_responses_api_response(
         request_input=copy.deepcopy(request.get("input", "")),
-        responses_api_request={**echoed, "store": False},
+        responses_api_request=cast(Any, {**echoed, "store": False}),  # litellm: a TypedDict
         chat_completion_response=chat,
     )
     body = response.model_dump(mode="json", exclude_none=False)
@@ -76,5 +76,5 @@ def response_of(
 
 def _plain(message: Any) -> dict[str, Any]:
     if hasattr(message, "model_dump"):
-        return message.model_dump(exclude_none=True)
+        return cast(dict[str, Any], message.model_dump(exclude_none=True))
     return dict(message)
