@@ -12,7 +12,7 @@ from argparse import Namespace
 
 from gateway.keys import KEY_NAME, LOCAL, key_record, new_key
 from gateway.settings import Config
-from gateway.store import SqliteStore, open_store
+from gateway.store import RecordStore, open_store
 
 
 def run_keys(config: Config, args: Namespace) -> int:
@@ -47,7 +47,7 @@ async def _run(config: Config, args: Namespace) -> int:
         await store.close()
 
 
-async def _create(config: Config, store: SqliteStore, args: Namespace) -> int:
+async def _create(config: Config, store: RecordStore, args: Namespace) -> int:
     if not KEY_NAME.match(args.name):
         print("bench-gateway: a key name is letters, digits, '.', '_' or '-'", file=sys.stderr)
         return 2
