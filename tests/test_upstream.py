@@ -71,3 +71,17 @@ def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(g
 )
 def test_an_unreachable_endpoint_is_named_by_host_and_port_only(params, where):
     assert upstream.endpoint_of(params) == where
+
+
+def test_litellm_is_imported_only_behind_the_upstream_seam():
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "gateway"
+    pattern = re.compile(r"^\s*(from|import) litellm\b", re.M)
+    outside = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "upstream" not in path.relative_to(package).parts and pattern.search(path.read_text())
+    ]
+    assert outside == []

@@ -13,7 +13,6 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from litellm import stream_chunk_builder
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from gateway.errors import BadRequest
@@ -106,10 +105,7 @@ async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
                 yield b": keep-alive\n\n"
             else:
                 chunks.append(chunk)
-        whole = stream_chunk_builder(chunks)
-        if whole is None:
-            raise ValueError("the member's reply could not be assembled")
-        body = _body(turn, whole.model_dump())
+        body = _body(turn, translate.assembled(chunks))
     except Exception as exc:
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         yield event("error", code="server_error", message=message, param=None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any, cast
 
+from litellm import stream_chunk_builder
 from litellm.responses.litellm_completion_transformation.transformation import (
     LiteLLMCompletionResponsesConfig,
 )
@@ -78,3 +79,12 @@ def _plain(message: Any) -> dict[str, Any]:
     if hasattr(message, "model_dump"):
         return cast(dict[str, Any], message.model_dump(exclude_none=True))
     return dict(message)
+
+
+def assembled(chunks: list[Any]) -> dict[str, Any]:
+    """A member's streamed chat chunks as one chat completion (litellm's own assembler), for a
+    route turn that Responses renders whole."""
+    whole = stream_chunk_builder(chunks)
+    if whole is None:
+        raise ValueError("the member's reply could not be assembled")
+    return cast(dict[str, Any], whole.model_dump())
