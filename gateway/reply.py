@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,19 +112,3 @@ def all_limited(seats: list[SeatResult]) -> bool:
 
 def answered(seats: list[SeatResult]) -> bool:
     return any(r.status == SeatStatus.OK for r in seats)
-
-
-def seats_header(facts: PanelFacts, seats: list[SeatResult] | None = None) -> str:
-    """`X-Bench-Seats`: a JSON list of {call, seat, alias, status}. Before the seats finish (a
-    stream's headers go first) it lists the planned seats with status `seated`."""
-    if seats is None:
-        rows = [
-            {"call": f"{facts.panel_id}.{s.name}", "seat": s.name, "alias": s.alias}
-            for s in facts.plan.seats
-        ]
-        listed = [{**row, "status": "seated"} for row in rows]
-    else:
-        listed = [
-            {"call": r.id, "seat": r.seat, "alias": r.alias, "status": str(r.status)} for r in seats
-        ]
-    return json.dumps(listed, separators=(",", ":"))

@@ -276,7 +276,7 @@ async def render_run(run: PanelRun) -> Response:
     if error is not None:
         return render_error(error)
     done = run.completion()
-    headers = {**run.headers, "X-Bench-Seats": reply.seats_header(run.facts, done.seats)}
+    headers = dict(run.headers)
     return JSONResponse(message_body(done), headers=headers)
 
 

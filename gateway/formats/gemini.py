@@ -128,7 +128,7 @@ class GeminiFormat:
 
     async def render_run(self, run: PanelRun) -> Response:
         if self.stream:
-            headers = {**run.headers, "X-Bench-Seats": reply.seats_header(run.facts)}
+            headers = dict(run.headers)
             if self.sse:
                 headers.update({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
                 return StreamingResponse(
@@ -140,7 +140,7 @@ class GeminiFormat:
         if error is not None:
             return self.render_error(error)
         done = run.completion()
-        headers = {**run.headers, "X-Bench-Seats": reply.seats_header(run.facts, done.seats)}
+        headers = dict(run.headers)
         body = _chunk(run, done.text, usage=done.usage)
         return JSONResponse(body, headers=headers)
 

@@ -144,14 +144,14 @@ class OllamaFormat:
 
     async def render_run(self, run: PanelRun) -> Response:
         if run.ask.stream:
-            headers = {**run.headers, "X-Bench-Seats": reply.seats_header(run.facts)}
+            headers = dict(run.headers)
             return StreamingResponse(self.stream(run), media_type=NDJSON, headers=headers)
         await run.run()
         error = run.failure()
         if error is not None:
             return self.render_error(error)
         done = run.completion()
-        headers = {**run.headers, "X-Bench-Seats": reply.seats_header(run.facts, done.seats)}
+        headers = dict(run.headers)
         body = self._line(run, done.text, done=True, usage=done.usage, bench=done.bench)
         return Response(body, media_type="application/json", headers=headers)
 
