@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from gateway import reply
 from gateway.asking import (
@@ -36,6 +36,7 @@ from gateway.asking import (
 )
 from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError, NotFound
+from gateway.formats.replies import reply_to
 from gateway.formats.route_anthropic import read_route, render_route
 from gateway.panel import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
@@ -268,16 +269,7 @@ def _check_extras(body: dict[str, Any]) -> None:
 
 async def render_run(run: PanelRun) -> Response:
     """The reply to a seated panel: the event stream when asked for, else the message."""
-    if run.ask.stream:
-        headers = {**run.headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream(run), media_type="text/event-stream", headers=headers)
-    await run.run()
-    error = run.failure()
-    if error is not None:
-        return render_error(error)
-    done = run.completion()
-    headers = dict(run.headers)
-    return JSONResponse(message_body(done), headers=headers)
+    return await reply_to(run, stream=stream, body=message_body, error=render_error)
 
 
 def error_body(error: GatewayError) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response
 
 from gateway import reply
 from gateway.asking import (
@@ -28,6 +28,7 @@ from gateway.asking import (
 )
 from gateway.config_schema import GatewaySettings
 from gateway.errors import BadRequest, GatewayError, render
+from gateway.formats.replies import reply_to
 from gateway.panel import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.reply import PanelFacts
 from gateway.settings import Config
@@ -106,14 +107,7 @@ def _prompt(prompt: Any) -> str:
 
 async def render_run(run: PanelRun) -> Response:
     """The reply to a seated panel: the SSE stream when asked for, else the completion."""
-    if run.ask.stream:
-        headers = {**run.headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream(run), media_type="text/event-stream", headers=headers)
-    await run.run()
-    error = run.failure()
-    if error is not None:
-        return render_error(error)
-    return JSONResponse(completion_body(run.completion()), headers=run.headers)
+    return await reply_to(run, stream=stream, body=completion_body, error=render_error)
 
 
 def render_error(error: GatewayError) -> Response:

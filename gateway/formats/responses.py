@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response
 
 from gateway import reply
 from gateway.asking import (
@@ -36,9 +36,10 @@ from gateway.asking import (
 )
 from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError, render
+from gateway.formats.replies import reply_to
 from gateway.formats.response_events import SAMPLING, Events, response_body
 from gateway.formats.route_responses import read_route, render_route
-from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
+from gateway.panel import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
 from gateway.upstream.translate import responses as translate
 
@@ -236,14 +237,10 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
 
 async def render_run(run: PanelRun) -> Response:
     """The reply to a seated panel: the event stream when asked for, else the response."""
-    if run.ask.stream:
-        headers = {**run.headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream(run), media_type="text/event-stream", headers=headers)
-    await run.run()
-    error = run.failure()
-    if error is not None:
-        return render_error(error)
-    return JSONResponse(response_body(run.ask, run.completion()), headers=run.headers)
+    def body(done: Completion) -> dict[str, Any]:
+        return response_body(run.ask, done)
+
+    return await reply_to(run, stream=stream, body=body, error=render_error)
 
 
 def render_error(error: GatewayError) -> Response:
