@@ -412,7 +412,7 @@ async def openapi_json(request: Request) -> Response:
 async def healthz(request: Request) -> Response:
     if not runtime_of(request).ready:
         return JSONResponse({"status": "starting"}, status_code=503)
-    return JSONResponse({"status": "ok"})
+    return JSONResponse(runtime_of(request).health.status())
 
 
 ROUTES = [

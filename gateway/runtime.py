@@ -15,6 +15,7 @@ from typing import Any
 from gateway.admission import Admission
 from gateway.board import Board
 from gateway.bodies import BodyReader
+from gateway.health import Health
 from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
 from gateway.limits import RateLimits
@@ -39,6 +40,7 @@ class Runtime:
     bodies: BodyReader = field(init=False)  # heavy request bodies are read in a child process
     panels: set[asyncio.Task[object]] = field(default_factory=set)  # running, awaited on shutdown
     ready: bool = False
+    health: Health = field(default_factory=Health)  # what /healthz says once ready
     # (litellm params, request, timeout, stream=) -> a litellm reply or chunk stream (route mode)
     open_turn: Callable[..., Awaitable[Any]] | None = None
 
