@@ -74,6 +74,7 @@ def create_app(
             runtime.rate_limits.load(
                 await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
             )
+        await runtime.live.start()  # with Redis: seeded from the board, or the board from it
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
@@ -83,6 +84,7 @@ def create_app(
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
+            await runtime.live.close()
             await runtime.bodies.close()
             if way_out is not None:
                 await way_out.close()

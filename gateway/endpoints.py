@@ -141,7 +141,7 @@ async def start_route(
         )
     ask = reader(body, collection)
     with runtime.gatekeeper.admitted(client, collection):  # scope, then the key's rpm
-        return await route.start_turn(runtime, ask, client.name)
+        return await route.start_turn(runtime, ask, client)
 
 
 def _format_name(fmt: Format) -> str:
@@ -291,6 +291,7 @@ async def _record(
 async def bench_models(request: Request) -> Response:
     runtime = runtime_of(request)
     await runtime.gatekeeper.client(request)
+    await runtime.live.refresh()
     return JSONResponse({"models": model_rows(runtime)})
 
 
@@ -410,9 +411,14 @@ async def openapi_json(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
-    if not runtime_of(request).ready:
+    runtime = runtime_of(request)
+    if not runtime.ready:
         return JSONResponse({"status": "starting"}, status_code=503)
-    return JSONResponse(runtime_of(request).health.status())
+    body = runtime.health.status()
+    figures = runtime.live.figures()
+    if figures is not None:  # a shared state's round trips, for benchmarks and operators
+        body["state"] = figures
+    return JSONResponse(body)
 
 
 ROUTES = [
