@@ -337,9 +337,11 @@ def test_empty_sections_mean_their_defaults(tmp_path):
 
 def test_every_shipped_config_is_valid():
     root = Path(__file__).parents[1]
+    # What docker-compose.yml's replicas profile sets (tests/test_compose.py checks it does).
+    env = {"BENCH_STORE_URL": "postgresql://b:pw@postgres/b", "BENCH_STATE_URL": "redis://redis"}
     for path in [*root.glob("config/*.yaml"), *root.glob("gateway/*.yaml")]:
         if "simulate" not in path.name:  # the simulator's own specs, not gateway configs
-            load_config(path, env={})
+            load_config(path, env=env)
 
 
 def test_a_file_that_is_not_text_is_a_config_error(tmp_path):
@@ -548,3 +550,26 @@ def test_a_litellm_proxy_config_pastes_in_whole_and_its_proxy_sections_are_named
         "ignored (LiteLLM proxy settings, not used by the bench): litellm_settings, "
         "router_settings" in out.getvalue()
     )
+
+
+def test_store_and_state_urls_can_come_from_the_environment(tmp_path: Path) -> None:
+    raw = {
+        "model_list": [{"model_name": "m", "litellm_params": {"model": "openai/m"}}],
+        "collections": {"c": {"members": ["m"]}},
+        "store": "os.environ/BENCH_STORE_URL",
+        "state": "os.environ/BENCH_STATE_URL",
+    }
+    env = {
+        "BENCH_STORE_URL": "postgresql://bench:s3cret-pw@db:5432/bench",
+        "BENCH_STATE_URL": "redis://cache:6379/0",
+    }
+    config = parse_config(raw, base=tmp_path, env=env, secrets=False)
+    assert config.store == "postgresql://bench:s3cret-pw@db:5432/bench"
+    assert config.state == "redis://cache:6379/0"
+    assert "s3cret-pw" in config.secrets  # kept out of anything logged or shown
+    with pytest.raises(ConfigError) as unset:
+        parse_config(raw, base=tmp_path, env={"BENCH_STATE_URL": "ftp://x"})
+    assert unset.value.problems == [
+        "store: references os.environ/BENCH_STORE_URL, but BENCH_STORE_URL is not set",
+        "state: expected redis://host:port/db, got 'ftp://x'",
+    ]
