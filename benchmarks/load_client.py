@@ -165,8 +165,11 @@ async def closed_loop(
 ) -> LoadResult:
     """*concurrency* workers each send their next request when the last one returns, until
     *duration_s* has passed or *max_requests* were started. Requests started in the first
-    *warmup_s* are sent but not counted; wall_s covers only the counted window."""
+    *warmup_s* are sent but not counted; wall_s covers only the counted window. *url* may be a
+    list: requests then go to each in turn (round robin, as a load balancer would)."""
     body = json.dumps(payload).encode()
+    targets = [url] if isinstance(url, str) else list(url)
+    turn = [0]
     result = LoadResult()
     started = time.monotonic()
     counted_from = started + warmup_s
@@ -183,7 +186,8 @@ async def closed_loop(
                 and not (seen[0] >= 20 and seen[1] == seen[0])
             ):
                 budget[0] -= 1
-                sample = await _one(session, url, body, _headers(headers), check)
+                target, turn[0] = targets[turn[0] % len(targets)], turn[0] + 1
+                sample = await _one(session, target, body, _headers(headers), check)
                 seen[0] += 1
                 seen[1] += not sample.ok
                 (result.samples if sample.started >= counted_from else result.warmup).append(sample)
