@@ -83,6 +83,9 @@ class SqliteStore:
             self._db = None
         self._pool.shutdown(wait=True)
 
+    def room(self) -> str | None:
+        return None  # a local file takes every row at once: nothing waits
+
     async def add_panel(self, panel: dict[str, Any]) -> None:
         await self._write("panels", PANEL_FIELDS, panel)
 
@@ -402,9 +405,11 @@ class SqliteStore:
 
     async def learned_windows(self) -> dict[str, int]:
         rows = await self._run(
-            lambda: cast(sqlite3.Connection, self._db)
-            .execute("SELECT alias, context_window FROM learned_windows")
-            .fetchall()
+            lambda: (
+                cast(sqlite3.Connection, self._db)
+                .execute("SELECT alias, context_window FROM learned_windows")
+                .fetchall()
+            )
         )
         return {alias: window for alias, window in rows}
 
@@ -423,20 +428,28 @@ class SqliteStore:
 
     async def learned_limits(self, now: float) -> list[dict[str, Any]]:
         rows = await self._run(
-            lambda: cast(sqlite3.Connection, self._db).execute(
-                "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
-            ).fetchall()
+            lambda: (
+                cast(sqlite3.Connection, self._db)
+                .execute(
+                    "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
+                )
+                .fetchall()
+            )
         )
         return [dict(r) for r in rows]
 
     async def day_counts(self, since: float) -> list[dict[str, Any]]:
         """Calls started since *since* (the day's start), per model and connection."""
         rows = await self._run(
-            lambda: cast(sqlite3.Connection, self._db).execute(
-                "SELECT alias, connection, COUNT(*) AS calls FROM calls "
-                "WHERE started >= ? AND status != 'cooling' GROUP BY alias, connection",
-                (since,),
-            ).fetchall()
+            lambda: (
+                cast(sqlite3.Connection, self._db)
+                .execute(
+                    "SELECT alias, connection, COUNT(*) AS calls FROM calls "
+                    "WHERE started >= ? AND status != 'cooling' GROUP BY alias, connection",
+                    (since,),
+                )
+                .fetchall()
+            )
         )
         return [dict(r) for r in rows]
 
