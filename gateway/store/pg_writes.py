@@ -34,6 +34,10 @@ log = logging.getLogger("bench.records")
 JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 WAIT_S = 2.0  # for a connection from the pool, before PostgreSQL counts as unreachable
 RETRY_S = (0.25, 4.0)  # PostgreSQL is tried again after the first, doubling up to the second
+# Tries a seat's row waits for its panel (about ten minutes, at RETRY_S's pace) before it is set
+# aside in the spill's rejected file: its panel may have been refused as a bad row, and one such
+# seat must not hold up every row behind it for good.
+PATIENCE = 150
 PART = "store"  # as /healthz names it
 RETRY_AFTER = {"Retry-After": "5"}
 
@@ -71,11 +75,17 @@ class SeatWrites:
     (the command line's stores) a row PostgreSQL cannot take is an error, as it always was."""
 
     def __init__(
-        self, pool: AsyncConnectionPool[AsyncConnection[Row]], spill: Spill | None, health: Health
+        self,
+        pool: AsyncConnectionPool[AsyncConnection[Row]],
+        spill: Spill | None,
+        health: Health,
+        patience: int = PATIENCE,
     ) -> None:
         self.pool = pool
         self.spill = spill
         self.health = health
+        self.patience = patience
+        self._refused: dict[str, int] = {}  # seat row id -> tries its panel was missing
         self.trouble: str | None = None  # why rows go to the spill rather than straight in
         self.migrated = False
         self._pending: list[_Pending] = []
@@ -228,17 +238,28 @@ class SeatWrites:
             try:
                 await self._insert([(table, row)], skip_existing=True)
             except Exception as exc:
-                if _passing(exc):
+                if isinstance(exc, psycopg.OperationalError) or (
+                    isinstance(exc, ForeignKeyViolation) and self._may_wait(row)
+                ):
                     self.noticed(exc)
                     return i
-                log.error(
-                    "left out a spilled %s row %s that PostgreSQL refuses: %s: %s",
-                    table,
-                    row.get("id"),
-                    type(exc).__name__,
-                    exc,
-                )
+                self._reject(table, row, exc)
+            self._refused.pop(str(row.get("id")), None)
         return len(rows)
+
+    def _may_wait(self, row: Row) -> bool:
+        """A seat whose panel is missing waits for it up to `patience` tries."""
+        key = str(row.get("id"))
+        self._refused[key] = tries = self._refused.get(key, 0) + 1
+        return tries < self.patience
+
+    def _reject(self, table: str, row: Row, exc: BaseException) -> None:
+        why = f"{type(exc).__name__}: {exc}"
+        log.error(
+            "PostgreSQL refuses %s row %s; set aside, not written: %s", table, row.get("id"), why
+        )
+        assert self.spill is not None
+        self.spill.reject(table, row, why)
 
     def _caught_up(self) -> None:
         self.trouble = None

@@ -26,7 +26,14 @@ from gateway.errors import RecordsUnavailable
 from gateway.health import Health
 from gateway.store import pg_pages
 from gateway.store.pg_migrations import migrate
-from gateway.store.pg_writes import JSON_FIELDS, WAIT_S, SeatWrites, dump, unavailable
+from gateway.store.pg_writes import (
+    JSON_FIELDS,
+    PATIENCE,
+    WAIT_S,
+    SeatWrites,
+    dump,
+    unavailable,
+)
 from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.spill import Spill
 
@@ -51,9 +58,11 @@ class PostgresStore:
         *,
         spill: Spill | None = None,
         health: Health | None = None,
+        patience: int = PATIENCE,
     ) -> None:
         """*spill*: where seat rows wait while PostgreSQL is down (none: they fail, as a
-        command line's writes should); *health*: what `/healthz` is told."""
+        command line's writes should); *health*: what `/healthz` is told; *patience*: tries a
+        spilled seat waits for its panel (pg_writes.PATIENCE)."""
         self.url = url
         self.pool: AsyncConnectionPool[AsyncConnection[Row]] = AsyncConnectionPool(
             url,
@@ -65,7 +74,7 @@ class PostgresStore:
             reconnect_timeout=10.0,  # give up on a slot soon, so a new try starts at once
             kwargs={"autocommit": True, "row_factory": dict_row, **CONNECTING},
         )
-        self.writes = SeatWrites(self.pool, spill, health or Health())
+        self.writes = SeatWrites(self.pool, spill, health or Health(), patience)
         self._known_keys: OrderedDict[str, Row] = OrderedDict()
 
     async def open(self) -> None:

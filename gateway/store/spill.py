@@ -30,6 +30,7 @@ from typing import Any
 log = logging.getLogger("bench.records")
 
 PREFIX, SUFFIX = "rows-", ".jsonl"
+REJECTED = "rejected.jsonl"  # rows PostgreSQL will never take, kept for a person to look at
 CHUNK_ROWS = 500  # rows handed to the writer at once (one transaction)
 CHUNK_BYTES = 4_000_000
 
@@ -127,6 +128,17 @@ class Spill:
                     when_empty()
                     return True
             # rows were appended while the last ones were written: write those too
+
+    def reject(self, table: str, row: dict[str, Any], why: str) -> None:
+        """Keep a row PostgreSQL refuses for good in `rejected.jsonl` (shared by the processes
+        of the folder: one append a row), rather than drop it."""
+        line = json.dumps({"table": table, "row": row, "why": why}, default=str).encode() + b"\n"
+        fd = os.open(self.folder / REJECTED, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         """Let go of every file: one with rows left stays for the next start, an empty one
