@@ -23,6 +23,7 @@ import psycopg
 import pytest
 import yaml
 
+from gateway.board import Board
 from gateway.cli import main
 from gateway.health import Health
 from gateway.store.postgres import PostgresStore
@@ -139,6 +140,30 @@ def test_a_gateway_restarted_while_postgresql_is_down_keeps_its_rows_and_writes_
     third = make_gateway(store=url)
     assert spill_files(third) == [] and health(third) == {"status": "ok"}
     assert sorted(recorded(url)[1]) == sorted(seats_of(answered))
+
+
+def test_a_worker_replaced_while_postgresql_is_down_serves_and_writes_the_dead_ones_rows(
+    make_gateway, own_pg_server, tmp_path
+):
+    """Two gateways on one board file are two workers of one `serve`: the second, started
+    after the first is gone, finds the live figures on the board and needs no read to start."""
+    board = tmp_path / "board"
+    Board.create(board)
+    url = own_pg_server.new_database()
+    first = make_gateway(store=url, board=board)
+    own_pg_server.down()
+    answered = [first.ask(content="to the first")[0]]
+    first.close()
+
+    second = make_gateway(store=url, board=board)  # adopts the first one's file, and serves
+    answered.append(second.ask(content="to the second")[0])
+    assert health(second)["status"] == "degraded"
+    own_pg_server.up()
+    wait_for("the store to recover", lambda: health(second) == {"status": "ok"})
+    panels, calls = recorded(url)
+    assert panels == {c.model_extra["bench"]["panel"] for c in answered}
+    assert sorted(calls) == sorted(seats_of(answered))
+    assert spill_files(second)[0].stat().st_size == 0 and len(spill_files(second)) == 1
 
 
 def test_past_the_spill_bound_new_panels_are_refused_in_the_callers_format_and_none_dropped(
