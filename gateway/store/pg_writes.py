@@ -114,7 +114,7 @@ class SeatWrites:
         """PostgreSQL could not take a row or answer a read, for now: say so (the details in
         the log, once), and try it again in the background until it takes what waits."""
         if self.trouble is None:
-            log.warning("the record store cannot be written to: %s: %s", type(exc).__name__, exc)
+            log.warning("the record store cannot be used for now: %s: %s", type(exc).__name__, exc)
         self.trouble = _why(exc)
         if self.spill is None:
             return
