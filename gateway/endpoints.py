@@ -136,7 +136,7 @@ async def start_route(
         raise BadRequest(
             f"Route mode (bench/{collection}:route) is not yet available in the "
             f"{_format_name(fmt)} format; ask it through /v1/chat/completions, "
-            "/v1/messages or /v1/responses.",
+            "/v1/messages, /v1/responses, /api/chat or Gemini's generateContent.",
             param="model",
         )
     ask = reader(body, collection)
