@@ -9,8 +9,13 @@ import json
 import pytest
 from google import genai
 from google.genai import errors, types
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests.test_route import CALL, crew  # noqa: F401  (the fixture: a collection in route mode)
+from tests import test_route
+from tests.test_route import CALL
+
+crew = test_route.crew  # the fixture: a collection in route mode
 
 MODEL = "bench/crew:route"
 QUESTION = "What is the weather in Oslo?"
@@ -33,7 +38,7 @@ def conversation(gw, headers) -> dict:
     return gw.http.get(f"/bench/conversations/{headers['x-bench-conversation']}").json()
 
 
-def test_automatic_function_calling_runs_its_loop_through_route_mode(crew, sim):  # noqa: F811
+def test_automatic_function_calling_runs_its_loop_through_route_mode(crew, sim):
     config = types.GenerateContentConfig(tools=[weather], system_instruction="Be a weather agent.")
     reply = client(crew).models.generate_content(model=MODEL, contents=QUESTION, config=config)
     assert reply.text == 'The tool said: {"result": "sunny in Oslo"}'
@@ -53,7 +58,7 @@ def test_automatic_function_calling_runs_its_loop_through_route_mode(crew, sim):
     assert reply.response_id == record["turns"][1]["id"]  # the turn's call, to judge
 
 
-def test_two_calls_of_one_function_keep_their_own_ids(crew, sim):  # noqa: F811
+def test_two_calls_of_one_function_keep_their_own_ids(crew, sim):
     calls = [{"name": "weather", "arguments": {"city": c}} for c in ("Oslo", "Rome")]
     sim.set("sim-alpha", tool_call=calls)
     config = types.GenerateContentConfig(tools=[weather])
@@ -65,7 +70,7 @@ def test_two_calls_of_one_function_keep_their_own_ids(crew, sim):  # noqa: F811
     assert answers == {made[0].id: "sunny in Oslo", made[1].id: "sunny in Rome"}
 
 
-def test_a_streamed_loop_of_our_own_with_ids_and_a_forced_function(crew, sim):  # noqa: F811
+def test_a_streamed_loop_of_our_own_with_ids_and_a_forced_function(crew, sim):
     declaration = types.FunctionDeclaration.from_callable(
         client=client(crew)._api_client, callable=weather
     )
@@ -110,7 +115,7 @@ def test_a_streamed_loop_of_our_own_with_ids_and_a_forced_function(crew, sim):  
     assert chunk.usage_metadata.candidates_token_count > 0
 
 
-def test_the_stream_without_alt_sse_is_one_json_array(crew, sim):  # noqa: F811
+def test_the_stream_without_alt_sse_is_one_json_array(crew, sim):
     body = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}
     r = crew.http.post(f"/v1beta/models/{MODEL}:streamGenerateContent", json=body)
     chunks = r.json()
@@ -121,7 +126,7 @@ def test_the_stream_without_alt_sse_is_one_json_array(crew, sim):  # noqa: F811
     assert r.headers["x-bench-model"] == "alpha"
 
 
-def test_a_rate_limited_member_hands_the_turn_on_before_the_first_chunk(crew, sim):  # noqa: F811
+def test_a_rate_limited_member_hands_the_turn_on_before_the_first_chunk(crew, sim):
     sim.set("sim-alpha", status=429, retry_after=30)
     chunks = list(client(crew).models.generate_content_stream(model=MODEL, contents=QUESTION))
     assert "".join(c.text or "" for c in chunks).startswith("Simulated answer from sim-gamma.")
@@ -131,7 +136,7 @@ def test_a_rate_limited_member_hands_the_turn_on_before_the_first_chunk(crew, si
     assert record["turns"][0]["failed_over"][0]["status"] == "rate_limited"
 
 
-def test_an_error_after_the_first_chunk_is_an_error_never_a_short_success(crew, sim):  # noqa: F811
+def test_an_error_after_the_first_chunk_is_an_error_never_a_short_success(crew, sim):
     sim.set("sim-alpha", error_after=1, answer="one two three four five six seven")
     seen = []
     with pytest.raises(errors.ServerError) as caught:
@@ -152,7 +157,7 @@ def test_an_error_after_the_first_chunk_is_an_error_never_a_short_success(crew, 
     ],
 )
 def test_bad_function_parts_and_hosted_tools_are_refused_calling_nothing(
-    crew,  # noqa: F811
+    crew,
     sim,
     parts,
     tools,
@@ -168,7 +173,7 @@ def test_bad_function_parts_and_hosted_tools_are_refused_calling_nothing(
     assert crew.http.get("/bench/panels").json()["panels"] == []
 
 
-def test_a_call_left_unanswered_is_refused_through_the_sdk(crew, sim):  # noqa: F811
+def test_a_call_left_unanswered_is_refused_through_the_sdk(crew, sim):
     contents = [
         types.Content(role="user", parts=[types.Part(text=QUESTION)]),
         types.Content(
@@ -181,3 +186,73 @@ def test_a_call_left_unanswered_is_refused_through_the_sdk(crew, sim):  # noqa: 
         client(crew).models.generate_content(model=MODEL, contents=contents)
     assert caught.value.code == 400 and "has no functionResponse" in caught.value.message
     assert sim.log() == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+_PART = (
+    st.fixed_dictionaries({"text": st.text(max_size=5)})
+    | st.fixed_dictionaries(
+        {
+            "functionCall": st.fixed_dictionaries(
+                {"name": st.just("weather") | _JSON}, optional={"args": _JSON, "id": _JSON}
+            )
+        }
+    )
+    | st.fixed_dictionaries(
+        {
+            "functionResponse": st.fixed_dictionaries(
+                {"name": st.just("weather") | _JSON},
+                optional={"response": st.just({"r": 1}) | _JSON, "id": _JSON},
+            )
+        }
+    )
+    | st.dictionaries(st.text(max_size=6), _JSON, max_size=2)
+)
+_TOOLS = st.just(
+    [{"functionDeclarations": [{"name": "weather", "parameters": {"type": "OBJECT"}}]}]
+)
+_BODY = st.fixed_dictionaries(
+    {
+        "contents": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "role": st.sampled_from(["user", "model", "user", "model", "x"]),
+                    "parts": st.lists(_PART, min_size=1, max_size=2),
+                }
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    },
+    optional={
+        "tools": _TOOLS | st.lists(_JSON, max_size=1),
+        "toolConfig": st.just({"functionCallingConfig": {"mode": "ANY"}}) | _JSON,
+    },
+) | st.dictionaries(st.sampled_from(["contents", "tools", "toolConfig"]), _JSON)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(body=_BODY, method=st.sampled_from(["generateContent", "streamGenerateContent?alt=sse"]))
+def test_any_route_body_gets_a_turn_or_a_gemini_error_and_a_refusal_calls_nothing(
+    crew, sim, body, method
+):
+    called = len(sim.log())
+    r = crew.http.post(f"/v1beta/models/{MODEL}:{method}", json=body)
+    assert r.status_code in (200, 400), r.text
+    if r.status_code == 400:
+        error = r.json()["error"]
+        assert (error["code"], error["status"]) == (400, "INVALID_ARGUMENT")
+        assert len(sim.log()) == called
+    elif method == "generateContent":
+        assert r.json()["candidates"][0]["finishReason"] == "STOP"
+    else:
+        last = json.loads(r.text.strip().rsplit("data: ", 1)[-1])
+        assert last["candidates"][0]["finishReason"] == "STOP"

@@ -7,8 +7,13 @@ import json
 
 import ollama
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests.test_route import CALL, crew  # noqa: F401  (the fixture: a collection in route mode)
+from tests import test_route
+from tests.test_route import CALL, WEATHER
+
+crew = test_route.crew  # the fixture: a collection in route mode
 
 
 def weather(city: str) -> str:
@@ -55,7 +60,7 @@ def _agent_loop(client: ollama.Client, *, stream: bool) -> list[ollama.Message]:
     return said
 
 
-def test_an_ollama_tools_agent_loop_runs_through_route_mode(crew, sim):  # noqa: F811
+def test_an_ollama_tools_agent_loop_runs_through_route_mode(crew, sim):
     first, second = _agent_loop(client_of(crew), stream=False)
     (call,) = first.tool_calls
     assert (call.function.name, call.function.arguments) == ("weather", CALL["arguments"])
@@ -72,7 +77,7 @@ def test_an_ollama_tools_agent_loop_runs_through_route_mode(crew, sim):  # noqa:
     }  # fmt: skip
 
 
-def test_a_streamed_loop_relays_text_as_it_comes_and_bench_is_on_the_done_line(crew, sim):  # noqa: F811
+def test_a_streamed_loop_relays_text_as_it_comes_and_bench_is_on_the_done_line(crew, sim):
     first, second = _agent_loop(client_of(crew), stream=True)
     assert first.tool_calls[0].function.arguments == CALL["arguments"]
     assert second.content == "The tool said: sunny in Oslo"
@@ -91,7 +96,7 @@ def test_a_streamed_loop_relays_text_as_it_comes_and_bench_is_on_the_done_line(c
     assert [(t["alias"], t["status"]) for t in record["turns"]] == [("alpha", "ok")]
 
 
-def test_two_calls_of_one_function_are_answered_each_by_its_own_id(crew, sim):  # noqa: F811
+def test_two_calls_of_one_function_are_answered_each_by_its_own_id(crew, sim):
     cities = ("Oslo", "Rome")
     for served in ("sim-alpha", "sim-gamma", "sim-delta"):
         sim.set(served, tool_call=[{"name": "weather", "arguments": {"city": c}} for c in cities])
@@ -107,7 +112,7 @@ def test_two_calls_of_one_function_are_answered_each_by_its_own_id(crew, sim):  
     assert second.content == "The tool said: sunny in Rome"
 
 
-def test_a_rate_limited_member_hands_the_turn_on_before_the_first_line(crew, sim):  # noqa: F811
+def test_a_rate_limited_member_hands_the_turn_on_before_the_first_line(crew, sim):
     sim.set("sim-alpha", status=429, retry_after=30)
     parts = list(client_of(crew).chat(model="bench/crew:route", messages=[QUESTION], stream=True))
     text = "".join(p.message.content or "" for p in parts)
@@ -115,7 +120,7 @@ def test_a_rate_limited_member_hands_the_turn_on_before_the_first_line(crew, sim
     assert len(sim.log("sim-alpha")) == 1
 
 
-def test_an_error_after_the_first_line_is_an_error_never_a_short_success(crew, sim):  # noqa: F811
+def test_an_error_after_the_first_line_is_an_error_never_a_short_success(crew, sim):
     sim.set("sim-alpha", error_after=1, answer="one two three four five six seven")
     seen = []
     with pytest.raises(ollama.ResponseError) as caught:
@@ -128,7 +133,7 @@ def test_an_error_after_the_first_line_is_an_error_never_a_short_success(crew, s
     assert sim.log("sim-gamma") == []  # after the first piece, no failover
 
 
-def test_a_tool_result_that_answers_no_call_is_refused_and_nothing_is_called(crew, sim):  # noqa: F811
+def test_a_tool_result_that_answers_no_call_is_refused_and_nothing_is_called(crew, sim):
     client = client_of(crew)
     orphan = {"role": "tool", "content": "sunny", "tool_name": "weather"}
     unanswered = {
@@ -146,3 +151,59 @@ def test_a_tool_result_that_answers_no_call_is_refused_and_nothing_is_called(cre
     assert bad.status_code == 400 and "/api/chat" in bad.json()["error"]
     assert sim.log() == []
     assert crew.http.get("/bench/panels").json()["panels"] == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+_CALL = st.fixed_dictionaries(
+    {},
+    optional={
+        "function": st.fixed_dictionaries(
+            {},
+            optional={
+                "name": st.just("weather") | _JSON,
+                "arguments": st.just({"city": "Oslo"}) | _JSON,
+            },
+        )
+        | _JSON,
+        "id": _JSON,
+    },
+)
+_MESSAGE = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool", "system", "x"])},
+    optional={
+        "content": st.text(max_size=5) | _JSON,
+        "tool_calls": st.lists(_CALL, max_size=2) | _JSON,
+        "tool_name": st.just("weather") | _JSON,
+    },
+)
+_BODY = st.fixed_dictionaries(
+    {"model": st.just("bench/crew:route"), "messages": st.lists(_MESSAGE, min_size=1, max_size=3)},
+    optional={
+        "tools": st.just([WEATHER]) | st.lists(_JSON, max_size=1),
+        "stream": st.booleans(),
+        "options": st.just({"temperature": 0.2}) | _JSON,
+    },
+) | st.dictionaries(st.sampled_from(["model", "messages", "think", "tools"]), _JSON)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(body=_BODY)
+def test_any_route_body_gets_a_turn_or_an_ollama_error_and_a_refusal_calls_nothing(crew, sim, body):
+    called = len(sim.log())
+    r = crew.http.post("/api/chat", json=body)
+    assert r.status_code in (200, 400), r.text
+    if r.status_code == 400:
+        assert isinstance(r.json()["error"], str) and len(sim.log()) == called
+    elif body.get("stream") is False:
+        assert r.json()["done"] is True
+    else:
+        lines = [json.loads(line) for line in r.text.splitlines()]
+        assert lines[-1]["done"] is True

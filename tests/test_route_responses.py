@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 
-from tests.test_route import CALL, WEATHER, crew  # noqa: F401  (the fixture: route mode)
+from tests import test_route
+from tests.test_route import CALL, WEATHER
+
+crew = test_route.crew  # the fixture: a collection in route mode
 
 TOOL = {"type": "function", **WEATHER["function"]}
 MODEL = "bench/crew:route"
 QUESTION = "Weather in Oslo?"
 
 
-def test_a_streamed_function_call_loop_relays_its_pieces(crew, sim):  # noqa: F811
+def test_a_streamed_function_call_loop_relays_its_pieces(crew, sim):
     with crew.client.responses.stream(model=MODEL, input=QUESTION, tools=[TOOL]) as stream:
         events = list(stream)
         first = stream.get_final_response()
@@ -51,7 +54,7 @@ def test_a_streamed_function_call_loop_relays_its_pieces(crew, sim):  # noqa: F8
     assert [(t["alias"], t["status"]) for t in record["turns"]] == [("alpha", "ok")] * 2
 
 
-def test_text_reaches_the_client_while_the_member_is_still_writing(crew, sim):  # noqa: F811
+def test_text_reaches_the_client_while_the_member_is_still_writing(crew, sim):
     """The member sends two pieces and then stalls: a turn assembled before it is sent would
     show nothing; relayed, both pieces are there."""
     sim.set("sim-alpha", answer="one two three four five six seven", stream_stall_after=2)
@@ -65,7 +68,7 @@ def test_text_reaches_the_client_while_the_member_is_still_writing(crew, sim):  
     assert deltas == ["one two three ", "four five six "]
 
 
-def test_a_rate_limited_member_hands_the_streamed_turn_on(crew, sim):  # noqa: F811
+def test_a_rate_limited_member_hands_the_streamed_turn_on(crew, sim):
     sim.set("sim-alpha", status=429, retry_after=30)
     with crew.client.responses.stream(model=MODEL, input=QUESTION) as stream:
         response = stream.get_final_response()
@@ -74,7 +77,7 @@ def test_a_rate_limited_member_hands_the_streamed_turn_on(crew, sim):  # noqa: F
     assert len(sim.log("sim-alpha")) == 1
 
 
-def test_an_error_after_the_first_piece_is_a_failed_response(crew, sim):  # noqa: F811
+def test_an_error_after_the_first_piece_is_a_failed_response(crew, sim):
     sim.set("sim-alpha", error_after=1, answer="one two three four five six seven")
     events = list(crew.client.responses.create(model=MODEL, input=QUESTION, stream=True))
     kinds = [e.type for e in events]
