@@ -37,6 +37,11 @@ _FIELDS = frozenset({"model", "messages", "tools", "format", "options", "stream"
 _MESSAGE_FIELDS = frozenset({"role", "content", "images", "thinking", "tool_calls", "tool_name",
                              "tool_call_id"})  # fmt: skip
 _ROLES = ("system", "user", "assistant", "tool")
+_WHY = {
+    "with": "a route turn goes to one member, not to nominated seats",
+    "logprobs": "a member's log probabilities cannot be passed back in Ollama's shape",
+    "top_logprobs": "a member's log probabilities cannot be passed back in Ollama's shape",
+}
 
 
 # -- read ---------------------------------------------------------------------------------------
@@ -51,7 +56,7 @@ def read_route(body: dict[str, Any], collection: str, kind: str) -> RouteAsk:
         )
     for name in body:
         if name not in _FIELDS:
-            why = "a route turn goes to one member" if name == "with" else "it is not known"
+            why = _WHY.get(name, "it is not a field of /api/chat")
             raise BadRequest(f"`{name}` cannot be used in route mode: {why}.", param=name)
     if body.get("think") not in (None, False):
         raise BadRequest("`think`: a member's thinking cannot be passed back.", param="think")
