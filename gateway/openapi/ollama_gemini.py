@@ -1,4 +1,4 @@
-"""The OpenAPI description of the Ollama and Gemini routes (gateway/openapi.py merges it in).
+"""The OpenAPI description of the Ollama and Gemini routes (`describe()` merges it in).
 
 Their bodies are the formats' own (Ollama's API, Google's generateContent), documented by their
 owners, so only the shape of each route, what it answers and how its errors look are given here.
