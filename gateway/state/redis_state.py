@@ -1,11 +1,11 @@
 """The live state in Redis (`state: redis://host:port/db`): replicas on several machines keep one
 set of cooldowns, rpm windows, day counts, seating evidence and route conversations.
 
-Seating a panel is one round trip. The panel is chosen on this worker's board (the mirror), and
-one step then, atomically in Redis: checks that no other replica has seated the chosen
-explorers since the mirror last heard (else nothing is done and the panel is chosen again on
-the fresher mirror it brought back, which is how explorers keep rotating across replicas),
-spends the key's rpm, marks the seats, and takes each seat's rpm slot (cooldowns and day caps
+Seating a panel is one round trip. The panel is chosen on this worker's board (the mirror, which
+hears every replica's seatings as they happen), and one step then, atomically in Redis: spends
+the key's rpm, gives the explorer chairs to routing's candidates that no replica seated since
+the mirror heard (gateway/state/chairs.py: how explorers keep rotating when two replicas seat
+at the same moment), marks the seats, and takes each seat's rpm slot (cooldowns and day caps
 checked there, in flight until the seat ends). A seat's end is one more (`flush`): its slot
 released, its answer counted, anything learned on the way. Everything else reads the mirror.
 
@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import itertools
 import secrets
-from types import MappingProxyType
 from typing import Any
 
 from gateway import quota_signals
@@ -40,36 +38,10 @@ from gateway.limits import (
 )
 from gateway.settings import Config
 from gateway.state import Choose, Seating
+from gateway.state.chairs import as_seated, explorer, family, with_explorers
 from gateway.state.local import LocalState
 from gateway.state.redis_link import Down, RedisLink, log
-from routing import Catalog, Evidence, Panel, Seat
-
-
-def _explorer(chair: Seat, nominees: tuple[str, ...]) -> bool:
-    """An explorer chair routing filled by rotation (not one a caller nominated)."""
-    return chair.name.startswith("explorer") and chair.alias not in nominees
-
-
-def _as_seated(evidence: Evidence, aliases: list[str], now: float) -> Evidence:
-    """The evidence as if *aliases* had just been seated (to ask routing who would be next)."""
-    standings = dict(evidence.standings)
-    for alias in aliases:
-        was = evidence.of(alias)
-        standings[alias] = dataclasses.replace(was, last_seated=now + 1.0, seated=was.seated + 1)
-    return Evidence(MappingProxyType(standings))
-
-
-def _with_explorers(plan: Panel, chairs: list[Seat], picked: list[str]) -> Panel:
-    """*plan* with its explorer *chairs* given to *picked* (in order); reserves kept apart."""
-    given = {chair.name: alias for chair, alias in zip(chairs, picked, strict=True)}
-    seats = tuple(dataclasses.replace(s, alias=given.get(s.name, s.alias)) for s in plan.seats)
-    reserves = tuple(alias for alias in plan.reserves if alias not in picked)
-    return dataclasses.replace(plan, seats=seats, reserves=reserves)
-
-
-def _family(catalog: Catalog, alias: str) -> str:
-    model = catalog.model(alias)
-    return model.family if model is not None else alias
+from routing import Panel, Seat
 
 # a seat marked on this worker's board: (cell, its numbers before, the version of them it had)
 Marks = list[tuple[str, tuple[float, float], int]]
@@ -150,7 +122,7 @@ class RedisState:
             "fixed": [[seated_cell(c.alias), held[c.alias][0]] for c in fixed],
             "chairs": len(chairs),
             "candidates": [
-                [alias, seated_cell(alias), last, _family(catalog, alias), held[alias][0]]
+                [alias, seated_cell(alias), last, family(catalog, alias), held[alias][0]]
                 for alias, last in candidates
             ],
         }
@@ -169,7 +141,7 @@ class RedisState:
         if picked != [chair.alias for chair in chairs]:  # another replica seated one just now
             self.swaps += 1
             self._unmark([m for m in marks if m[0] not in {seated_cell(a) for a in picked}])
-            plan = _with_explorers(plan, chairs, picked)
+            plan = with_explorers(plan, chairs, picked)
         named = {seat.name: seat for seat in plan.seats}
         seats = [*fixed, *(named[chair.name] for chair in chairs)]  # as the step took them
         permits = {
@@ -189,14 +161,14 @@ class RedisState:
         with board.locked():
             evidence = self.ledger.evidence(limits.cooling(now), shape, limits.scarce(now))
             plan = choose(evidence)
-            chairs = [c for c in plan.seats if _explorer(c, nominees)]
+            chairs = [c for c in plan.seats if explorer(c, nominees)]
             aliases = [c.alias for c in chairs]
             if chairs:
                 with contextlib.suppress(GatewayError):
-                    later = choose(_as_seated(evidence, aliases, now))
+                    later = choose(as_seated(evidence, aliases, now))
                     aliases += [
                         c.alias for c in later.seats
-                        if _explorer(c, nominees) and c.alias not in aliases
+                        if explorer(c, nominees) and c.alias not in aliases
                     ]  # fmt: skip
             candidates = [(a, board.numbers(seated_cell(a))[1]) for a in aliases]
             marks: Marks = []
