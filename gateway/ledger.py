@@ -18,6 +18,7 @@ from routing import Evidence, Standing
 from routing.evidence import DECAY, recent_after, recent_from_totals
 
 _LOADED, _LATEST = "ledger:loaded", "ledger:latest"
+LATEST = _LATEST  # the time of the latest seating (a shared state marks seats with it too)
 
 
 class Figures(TypedDict):

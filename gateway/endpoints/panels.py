@@ -103,9 +103,10 @@ async def start_route(
     reader = getattr(fmt, "read_route", None)
     if reader is None:
         raise BadRequest(
-            f"Route mode (bench/{collection}:route) is not yet available in the "
-            f"{_format_name(fmt)} format; ask it through /v1/chat/completions, "
-            "/v1/messages or /v1/responses.",
+            f"Route mode (bench/{collection}:route) is not available in the "
+            f"{_format_name(fmt)} format, which carries no tools; ask it through "
+            "/v1/chat/completions, /v1/messages, /v1/responses, /api/chat or Gemini's "
+            "generateContent.",
             param="model",
         )
     ask = reader(body, collection)

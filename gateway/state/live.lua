@@ -8,17 +8,21 @@
 -- of call tokens scored by their start: `ring:` for calls that ended (or never hold a slot),
 -- `open:` for calls in flight.
 --
--- Reply: {seq, epoch, results, {name, value, ...}}; results hold one array per op, or the
+-- Reply: {seq, epoch, results, {name, seq, value, ...}}; results hold one array per op, or the
 -- single word `empty` when Redis holds no state yet (nothing was applied: seed it first).
--- A `check` that fails or a `take` marked required that is refused skips the ops after it.
+-- A `take` marked required that is refused (a key over its rpm) skips the ops after it.
+-- The cells a step wrote are also published on `changes` ({epoch, seq, cells: [name, value,
+-- ...]}), so every replica's mirror hears of a seating before its next panel is chosen.
 
 local P = 'bench:'
 local CELLS, CHANGED, SEQ, EPOCH = P .. 'cells', P .. 'changed', P .. 'seq', P .. 'epoch'
+local CHANNEL = P .. 'changes'
 local WINDOW = 60
 local request = cjson.decode(ARGV[1])
 local now = request.now
 local seq = nil
 local forced = {}
+local dirty, written = {}, {}
 
 local function fmt(x)
   return string.format('%.17g', x)
@@ -38,6 +42,10 @@ local function touch(name)
     seq = redis.call('INCR', SEQ)
   end
   redis.call('ZADD', CHANGED, seq, name)
+  if not dirty[name] then
+    dirty[name] = true
+    written[#written + 1] = name
+  end
 end
 
 local function write(name, a, b, text)
@@ -97,15 +105,19 @@ function ops.cool(op) -- {cool, [[cool cell, source cell, until, why, source], .
   return {}
 end
 
-function ops.seated(op) -- {seated, latest cell, [seated cell, ...], now}: strictly increasing
-  local latest = read(op[2])
-  for _, cell in ipairs(op[3]) do
-    local at = math.max(op[4], latest + 1e-6)
+local function mark(latest_cell, cells, at_least) -- seat times strictly increasing
+  local latest = read(latest_cell)
+  for _, cell in ipairs(cells) do
+    local at = math.max(at_least, latest + 1e-6)
     latest = at
     local count = read(cell)
     write(cell, count + 1, at, '')
   end
-  write(op[2], latest, 0, '')
+  write(latest_cell, latest, 0, '')
+end
+
+function ops.seated(op) -- {seated, latest cell, [seated cell, ...], now}
+  mark(op[2], op[3], op[4])
   return {}
 end
 
@@ -119,21 +131,6 @@ function ops.verdict(op) -- {verdict, shape cell, all cell, recent cell, du, dj,
     write(op[4], useful * op[9] + (op[7] and 1 or 0), judged * op[9] + 1, '')
   end
   return {}
-end
-
-function ops.check(op) -- {check, [[seated cell, last seated expected], ...]}
-  local ok = true
-  for _, e in ipairs(op[2]) do
-    forced[#forced + 1] = e[1]
-    local _, last = read(e[1])
-    if last ~= e[2] then
-      ok = false
-    end
-  end
-  if ok then
-    return {'ok'}
-  end
-  return {'conflict'}
 end
 
 local function trim(name, stale)
@@ -154,16 +151,17 @@ local function oldest(ring, open)
   return first
 end
 
--- {take, [[ring, cap], ...], token, in flight, cool cell or false, [[day cell, cap], ...],
---  today, [day cell to count, ...], required, stale_s}
-function ops.take(op)
-  if op[5] then
-    forced[#forced + 1] = op[5]
-    local until_, _, why = read(op[5])
+-- A call's slots: spec = {[[ring, cap], ...], token, in flight, cool cell or false,
+-- [[day cell, rpd cap], ...], today, [day cell to count, ...], stale_s}
+local function take(spec)
+  local rings, token, in_flight, cool, caps, today, counts, stale = unpack(spec)
+  if cool then
+    forced[#forced + 1] = cool
+    local until_, _, why = read(cool)
     local spent = 0
-    for i, e in ipairs(op[6]) do
+    for i, e in ipairs(caps) do
       local count, day = read(e[1])
-      if day == op[7] and count >= e[2] then
+      if day == today and count >= e[2] then
         spent = i
         break
       end
@@ -172,26 +170,72 @@ function ops.take(op)
       return {'cooling', fmt(until_), why, tostring(spent)}
     end
   end
-  for _, e in ipairs(op[2]) do
-    local ring, open = trim(e[1], op[10])
+  for _, e in ipairs(rings) do
+    local ring, open = trim(e[1], stale)
     if redis.call('ZCARD', ring) + redis.call('ZCARD', open) >= e[2] then
       local first = oldest(ring, open)
       return {'full', e[1], first and fmt(first) or ''}
     end
   end
-  for _, e in ipairs(op[2]) do
-    local key = P .. (op[4] and 'open:' or 'ring:') .. e[1]
-    redis.call('ZADD', key, now, op[3])
-    redis.call('EXPIRE', key, math.ceil(WINDOW + op[10]))
+  for _, e in ipairs(rings) do
+    local key = P .. (in_flight and 'open:' or 'ring:') .. e[1]
+    redis.call('ZADD', key, now, token)
+    redis.call('EXPIRE', key, math.ceil(WINDOW + stale))
   end
-  for _, cell in ipairs(op[8]) do
+  for _, cell in ipairs(counts) do
     local count, day = read(cell)
-    if day ~= op[7] then
+    if day ~= today then
       count = 0
     end
-    write(cell, count + 1, op[7], '')
+    write(cell, count + 1, today, '')
   end
   return {'ok'}
+end
+
+function ops.take(op) -- {take, spec, required}
+  return take(op[2])
+end
+
+-- {seat, {latest = cell, fixed = [[seated cell, spec], ...], chairs = n,
+--         candidates = [[alias, seated cell, last seated expected, family, spec], ...]}}
+-- A panel's seats: the fixed ones as chosen; the explorer chairs to the first candidates (in
+-- the order routing ranked them) that no replica has seated since this one's board heard,
+-- one per family; only if too few are left, to the earliest of the others.
+function ops.seat(op)
+  local panel = op[2]
+  local picked, families, late = {}, {}, {}
+  for _, c in ipairs(panel.candidates) do
+    forced[#forced + 1] = c[2]
+    local _, last = read(c[2])
+    if last ~= c[3] then
+      late[#late + 1] = c
+    elseif #picked < panel.chairs and not families[c[4]] then
+      picked[#picked + 1] = c
+      families[c[4]] = true
+    end
+  end
+  for _, c in ipairs(late) do
+    if #picked < panel.chairs and not families[c[4]] then
+      picked[#picked + 1] = c
+      families[c[4]] = true
+    end
+  end
+  local cells, aliases, results = {}, {}, {}
+  for _, seat in ipairs(panel.fixed) do
+    cells[#cells + 1] = seat[1]
+  end
+  for _, c in ipairs(picked) do
+    cells[#cells + 1] = c[2]
+    aliases[#aliases + 1] = c[1]
+  end
+  mark(panel.latest, cells, now)
+  for _, seat in ipairs(panel.fixed) do
+    results[#results + 1] = take(seat[2])
+  end
+  for _, c in ipairs(picked) do
+    results[#results + 1] = take(c[5])
+  end
+  return {aliases, results}
 end
 
 function ops.release(op) -- {release, [[ring, token], ...]}: the call ended, its slot ages out
@@ -256,7 +300,7 @@ for _, op in ipairs(request.ops) do
   else
     local result = ops[op[1]](op)
     results[#results + 1] = result
-    if result[1] == 'conflict' or (op[1] == 'take' and op[9] and result[1] ~= 'ok') then
+    if op[1] == 'take' and op[3] and result[1] ~= 'ok' then
       skipping = true
     end
   end
@@ -264,26 +308,53 @@ end
 
 local epoch = redis.call('GET', EPOCH) or ''
 local top = tonumber(redis.call('GET', SEQ) or '0')
+
+local function values(names)
+  local found = {}
+  for first = 1, #names, 500 do
+    local batch = {}
+    for i = first, math.min(first + 499, #names) do
+      batch[#batch + 1] = names[i]
+    end
+    local got = redis.call('HMGET', CELLS, unpack(batch))
+    for i = 1, #batch do
+      found[first + i - 1] = got[i]
+    end
+  end
+  return found
+end
+
+if #written > 0 then
+  local cells, got = {}, values(written)
+  for i, name in ipairs(written) do
+    if got[i] then
+      cells[#cells + 1] = name
+      cells[#cells + 1] = got[i]
+    end
+  end
+  redis.call('PUBLISH', CHANNEL, cjson.encode({epoch = epoch, seq = seq, cells = cells}))
+end
+
 local since = request.since
 if epoch ~= request.epoch or since > top then
   since = -1
 end
-local names = redis.call('ZRANGEBYSCORE', CHANGED, '(' .. since, '+inf')
+local scored = redis.call('ZRANGEBYSCORE', CHANGED, '(' .. since, '+inf', 'WITHSCORES')
+local names, seqs = {}, {}
+for i = 1, #scored, 2 do
+  names[#names + 1] = scored[i]
+  seqs[#seqs + 1] = scored[i + 1]
+end
 for _, name in ipairs(forced) do
   names[#names + 1] = name
+  seqs[#seqs + 1] = redis.call('ZSCORE', CHANGED, name) or '0'
 end
-local cells = {}
-for first = 1, #names, 500 do
-  local batch = {}
-  for i = first, math.min(first + 499, #names) do
-    batch[#batch + 1] = names[i]
-  end
-  local values = redis.call('HMGET', CELLS, unpack(batch))
-  for i, name in ipairs(batch) do
-    if values[i] then
-      cells[#cells + 1] = name
-      cells[#cells + 1] = values[i]
-    end
+local cells, got = {}, values(names)
+for i, name in ipairs(names) do
+  if got[i] then
+    cells[#cells + 1] = name
+    cells[#cells + 1] = seqs[i]
+    cells[#cells + 1] = got[i]
   end
 end
 return {tostring(top), epoch, results, cells}

@@ -3,7 +3,12 @@ when Redis is unreachable.
 
 A step runs gateway/state/live.lua once: the changes this worker queued (the journal), then the
 caller's own operations, atomically, and returns every cell that changed since this worker's
-last reply, which are written to the board (this worker's mirror of the shared figures).
+last reply, which are written to the board (this worker's mirror of the shared figures). Each
+step also publishes the cells it wrote, and `watch()` listens: a seating on another replica
+reaches this board within a moment, not only at this worker's next round trip, so the panel
+chosen here next already rotates past it. Every cell carries the sequence number of its
+write, and the board takes a cell only if it is newer than what it has, whichever way (reply
+or publication) and in whatever order it comes.
 
 Faults: a step that fails (refused, reset, or no reply within `SOCKET_S`) marks Redis down,
 once, in `/healthz` (`degraded`); from then on no request waits on Redis: the callers serve on
@@ -15,6 +20,7 @@ board, which has carried on meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -34,11 +40,14 @@ from gateway.health import Health
 
 log = logging.getLogger("bench.state")
 
-CONNECT_S = 0.5  # a replica never waits longer than this to learn Redis is gone
-SOCKET_S = 1.5
+CONNECT_S = 1.0  # a replica never waits longer than this to learn Redis is gone
+SOCKET_S = 2.0
 RETRY_S = 2.0  # while down, try again this often (in the background, never in a request)
 JOURNAL_MAX = 50_000  # changes queued while Redis is down; older ones are dropped past this
 PART = "state"
+CHANNEL = "bench:changes"
+LISTEN_S = 0.25  # how long the listener waits for news before looking whether to stop
+POOL = 16  # connections per worker (opened at start); a step waits at most SOCKET_S for one
 _SCRIPT = files("gateway.state").joinpath("live.lua").read_text(encoding="utf-8")
 
 
@@ -58,18 +67,22 @@ class RedisLink:
         self.board, self.journal, self.clock, self.health = board, journal, clock, health
         parts = urlsplit(url)
         self.where = f"redis at {parts.hostname}:{parts.port or 6379}"
-        self.client = redis.Redis.from_url(
+        pool = redis.BlockingConnectionPool.from_url(
             url,
+            max_connections=POOL,
+            timeout=SOCKET_S,
             socket_connect_timeout=CONNECT_S,
             socket_timeout=SOCKET_S,
-            retry=Retry(NoBackoff(), 0),
             decode_responses=True,
         )
+        self.client = redis.Redis(connection_pool=pool, retry=Retry(NoBackoff(), 0))
         self.script = self.client.register_script(_SCRIPT)
         self.up = False  # until the first step answers
-        self.seen = 0  # the sequence number of the newest reply written to the board
+        self.seen = 0  # every change up to this sequence number is on the board
         self.epoch = ""  # which seeding of Redis those numbers count in
+        self.written: dict[str, int] = {}  # cell -> the sequence number of its value here
         self.counts: Counter[str] = Counter()  # round trips by what caused them
+        self.closing = asyncio.Event()  # `watch` ends once this is set
         self._dropped = False
 
     async def step(self, ops: list[list[Any]], kind: str) -> list[Any]:
@@ -95,9 +108,7 @@ class RedisLink:
         try:
             reply = await self.script(args=[payload])
         except (TimeoutError, RedisError, OSError) as exc:
-            self.up = False
-            why = f"{self.where} unreachable ({_said(exc)}); serving on this worker's own state"
-            self.health.degraded(PART, why)
+            self._fail(exc)
             raise Down from exc
         if not self.up:
             self.up = True
@@ -116,17 +127,35 @@ class RedisLink:
         return ["seed", secrets.token_hex(8), cells]
 
     def _mirror(self, top: int, epoch: str, cells: list[str]) -> None:
-        """Write a reply's cells to the board, unless a newer reply has been written already."""
-        if epoch == self.epoch and top < self.seen:
+        """Write a reply's cells (name, sequence number, value) to the board."""
+        if epoch != self.epoch:  # Redis was seeded anew: its numbers start again
+            self.epoch, self.seen = epoch, 0
+            self.written.clear()
+        self.seen = max(self.seen, top)
+        self._write([(cells[i], int(cells[i + 1]), cells[i + 2]) for i in range(0, len(cells), 3)])
+
+    def heard(self, message: str) -> None:
+        """A step's publication: the cells it wrote, all at one sequence number. Every step that
+        writes takes the next number, so publications heard without a gap keep `seen` current,
+        and this worker's next reply brings only what it has not heard."""
+        news = json.loads(message)
+        seq = int(news["seq"])
+        if news["epoch"] != self.epoch or seq <= self.seen:
             return
-        self.epoch, self.seen = epoch, top
-        board = self.board
+        cells = news["cells"]
+        self._write([(cells[i], seq, cells[i + 1]) for i in range(0, len(cells), 2)])
+        if seq == self.seen + 1:
+            self.seen = seq
+
+    def _write(self, cells: list[tuple[str, int, str]]) -> None:
+        board, written = self.board, self.written
         try:
             with board.locked():
-                for i in range(0, len(cells), 2):
-                    if not cells[i].startswith("ring:"):  # (the board's own, never shared)
-                        a, b, text = cells[i + 1].split(" ", 2)
-                        board.write(cells[i], float(a), float(b), text)
+                for name, seq, value in cells:
+                    if seq > written.get(name, -1) and not name.startswith("ring:"):
+                        written[name] = seq
+                        a, b, text = value.split(" ", 2)
+                        board.write(name, float(a), float(b), text)
         except BoardFull:
             log.error("this worker's board has no room for every shared figure")
 
@@ -138,14 +167,45 @@ class RedisLink:
                 log.error("dropping the oldest live-state changes while %s is down", self.where)
 
     async def watch(self) -> None:
-        """While Redis is down, try it again every RETRY_S (sending what was queued)."""
-        while True:
-            await asyncio.sleep(RETRY_S)
-            if not self.up:
+        """Listen to the other replicas' changes while Redis is up; while it is down, try it
+        again every RETRY_S (sending what was queued). Ends once `closing` is set (not by
+        cancelling: a subscription cancelled mid-read does not always let go)."""
+        while not self.closing.is_set():
+            if self.up:
                 try:
+                    await self._listen()
+                except (TimeoutError, RedisError, OSError) as exc:
+                    self._fail(exc)
+            else:
+                # the pool's connections died with the server: start afresh
+                await self.client.connection_pool.disconnect()
+                with contextlib.suppress(Down):
                     await self.step([], "reconnect")
-                except Down:
+                    await self.warm()
                     continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.closing.wait(), RETRY_S)
+
+    async def _listen(self) -> None:
+        pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(CHANNEL)
+            while self.up and not self.closing.is_set():
+                message = await pubsub.get_message(timeout=LISTEN_S)
+                if message is not None:
+                    self.heard(message["data"])
+        finally:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    def _fail(self, exc: BaseException) -> None:
+        self.up = False
+        why = f"{self.where} unreachable ({_said(exc)}); serving on this worker's own state"
+        self.health.degraded(PART, why)
+
+    async def warm(self) -> None:
+        """Open the pool's connections now, not in a burst of panels."""
+        with contextlib.suppress(TimeoutError, RedisError, OSError):
+            await asyncio.gather(*(self.client.ping() for _ in range(POOL)))
 
     async def close(self) -> None:
         await self.client.aclose()

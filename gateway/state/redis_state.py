@@ -1,11 +1,11 @@
 """The live state in Redis (`state: redis://host:port/db`): replicas on several machines keep one
 set of cooldowns, rpm windows, day counts, seating evidence and route conversations.
 
-Seating a panel is one round trip. The panel is chosen on this worker's board (the mirror), and
-one step then, atomically in Redis: checks that no other replica has seated the chosen
-explorers since the mirror last heard (else nothing is done and the panel is chosen again on
-the fresher mirror it brought back, which is how explorers keep rotating across replicas),
-spends the key's rpm, marks the seats, and takes each seat's rpm slot (cooldowns and day caps
+Seating a panel is one round trip. The panel is chosen on this worker's board (the mirror, which
+hears every replica's seatings as they happen), and one step then, atomically in Redis: spends
+the key's rpm, gives the explorer chairs to routing's candidates that no replica seated since
+the mirror heard (gateway/state/chairs.py: how explorers keep rotating when two replicas seat
+at the same moment), marks the seats, and takes each seat's rpm slot (cooldowns and day caps
 checked there, in flight until the seat ends). A seat's end is one more (`flush`): its slot
 released, its answer counted, anything learned on the way. Everything else reads the mirror.
 
@@ -26,7 +26,7 @@ from gateway.conversations import Conversations, Key, Turn, converse_op, new_con
 from gateway.errors import GatewayError
 from gateway.health import Health
 from gateway.keys import Client, Gatekeeper, key_ring, over_rpm
-from gateway.ledger import Ledger, seated_cell, seated_op
+from gateway.ledger import LATEST, Ledger, seated_cell
 from gateway.limits import (
     Cooldown,
     Permit,
@@ -38,12 +38,13 @@ from gateway.limits import (
 )
 from gateway.settings import Config
 from gateway.state import Choose, Seating
+from gateway.state.chairs import as_seated, explorer, family, with_explorers
 from gateway.state.local import LocalState
-from gateway.state.redis_link import Down, RedisLink
-from routing import Panel
+from gateway.state.redis_link import Down, RedisLink, log
+from routing import Panel, Seat
 
-TRIES = 3  # choices per panel; the last one is not checked, so seating always ends
-Marks = list[tuple[str, tuple[float, float], tuple[float, float]]]  # cell, before, after
+# a seat marked on this worker's board: (cell, its numbers before, the version of them it had)
+Marks = list[tuple[str, tuple[float, float], int]]
 
 
 class SharedPermit(Permit):
@@ -81,19 +82,23 @@ class RedisState:
         self._use: dict[str, int] = {}
         self._tokens = itertools.count(1)
         self._me = secrets.token_hex(4)
-        self.panels = self.finishes = self.conflicts = 0
+        self.config = config
+        self.panels = self.finishes = self.swaps = 0
         self._watch: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         with contextlib.suppress(Down):
             await self.link.step([], "start")
+            await self.link.warm()
         self._watch = asyncio.get_running_loop().create_task(self.link.watch(), name="state")
 
     async def close(self) -> None:
         if self._watch is not None:
-            self._watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch
+            self.link.closing.set()
+            _, late = await asyncio.wait({self._watch}, timeout=5.0)
+            for task in late:
+                log.error("the live state's listener did not stop in time")
+                task.cancel()
         if self.link.up and self.link.journal:
             with contextlib.suppress(Down):
                 await self.link.step([], "close")
@@ -105,66 +110,80 @@ class RedisState:
         self, choose: Choose, shape: str, nominees: tuple[str, ...], client: Client, now: float
     ) -> Seating:
         self.panels += 1
-        for attempt in range(TRIES):
-            if not self.link.up:
-                return self._seat_here(choose, shape, client, now)
-            plan, expected, marks = self._choose(choose, shape, nominees, now)
-            checked = bool(expected) and attempt < TRIES - 1
-            key = self._key_take(client, now)
-            takes = [self._take(chair.alias, now) for chair in plan.seats]
-            ops = [["check", expected]] if checked else []
-            ops += [key] if key else []
-            ops += [seated_op([chair.alias for chair in plan.seats], now)]
-            ops += [op for op, _ in takes]
-            try:
-                results = await self.link.step(ops, "seat")
-            except Down:
+        if not self.link.up:
+            return self._seat_here(choose, shape, client, now)
+        plan, chairs, candidates, marks = self._choose(choose, shape, nominees, now)
+        fixed = [chair for chair in plan.seats if chair not in chairs]
+        held = {chair.alias: self._spec(chair.alias, now) for chair in fixed}
+        held.update({alias: self._spec(alias, now) for alias, _ in candidates})
+        catalog = self.config.catalog
+        panel = {
+            "latest": LATEST,
+            "fixed": [[seated_cell(c.alias), held[c.alias][0]] for c in fixed],
+            "chairs": len(chairs),
+            "candidates": [
+                [alias, seated_cell(alias), last, family(catalog, alias), held[alias][0]]
+                for alias, last in candidates
+            ],
+        }
+        key = self._key_take(client, now)
+        try:
+            results = await self.link.step([*([key] if key else []), ["seat", panel]], "seat")
+        except Down:
+            self._unmark(marks)
+            return self._seat_here(choose, shape, client, now)
+        if key:
+            answer = results.pop(0)
+            if answer[0] != "ok":
                 self._unmark(marks)
-                return self._seat_here(choose, shape, client, now)
-            if checked and results.pop(0)[0] == "conflict":
-                self.conflicts += 1
-                self._unmark(marks)
-                continue
-            if key:
-                answer = results.pop(0)
-                if answer[0] != "ok":
-                    self._unmark(marks)
-                    raise over_rpm(client, float(answer[2]) if answer[2] else None, now)
-            results.pop(0)  # the marks
-            permits = {
-                chair.name: self._permit(chair.alias, result, slots, now)
-                for chair, (_, slots), result in zip(plan.seats, takes, results, strict=True)
-            }
-            return Seating(plan, permits)
-        raise AssertionError("the last choice is never checked")
+                raise over_rpm(client, float(answer[2]) if answer[2] else None, now)
+        picked, outcomes = results[0]
+        if picked != [chair.alias for chair in chairs]:  # another replica seated one just now
+            self.swaps += 1
+            self._unmark([m for m in marks if m[0] not in {seated_cell(a) for a in picked}])
+            plan = with_explorers(plan, chairs, picked)
+        named = {seat.name: seat for seat in plan.seats}
+        seats = [*fixed, *(named[chair.name] for chair in chairs)]  # as the step took them
+        permits = {
+            seat.name: self._permit(seat.alias, outcome, held[seat.alias][1], now)
+            for seat, outcome in zip(seats, outcomes, strict=True)
+        }
+        return Seating(plan, permits)
 
     def _choose(
         self, choose: Choose, shape: str, nominees: tuple[str, ...], now: float
-    ) -> tuple[Panel, list[list[Any]], Marks]:
-        """A panel on the mirror, marked there too (so this worker's next panel rotates), with
-        the explorers' last seating as the mirror knew it, for the step to check."""
+    ) -> tuple[Panel, list[Seat], list[tuple[str, float]], Marks]:
+        """A panel on the mirror, marked there too (so this worker's next panel rotates); its
+        explorer chairs (not nominated); and the candidates for them in routing's order, with
+        their last seating as the mirror knew it: the chosen explorers, then the ones routing
+        would choose were those seated, for the step to fall back on."""
         board, limits = self.board, self.limits
         with board.locked():
             evidence = self.ledger.evidence(limits.cooling(now), shape, limits.scarce(now))
             plan = choose(evidence)
-            expected: list[list[Any]] = [
-                [seated_cell(c.alias), board.numbers(seated_cell(c.alias))[1]]
-                for c in plan.seats
-                if c.name.startswith("explorer") and c.alias not in nominees
-            ]
+            chairs = [c for c in plan.seats if explorer(c, nominees)]
+            aliases = [c.alias for c in chairs]
+            if chairs:
+                with contextlib.suppress(GatewayError):
+                    later = choose(as_seated(evidence, aliases, now))
+                    aliases += [
+                        c.alias for c in later.seats
+                        if explorer(c, nominees) and c.alias not in aliases
+                    ]  # fmt: skip
+            candidates = [(a, board.numbers(seated_cell(a))[1]) for a in aliases]
             marks: Marks = []
             for chair in plan.seats:
                 cell = seated_cell(chair.alias)
-                before = board.numbers(cell)
+                marks.append((cell, board.numbers(cell), self.link.written.get(cell, -1)))
                 self.ledger.mark(chair.alias, now)
-                marks.append((cell, before, board.numbers(cell)))
-        return plan, expected, marks
+        return plan, chairs, candidates, marks
 
     def _unmark(self, marks: Marks) -> None:
-        """Take back this worker's marks of a panel not seated (unless a reply overwrote them)."""
+        """Take back this worker's marks of seats not taken, unless Redis's word on them has
+        come since (it is the truth)."""
         with self.board.locked():
-            for cell, before, after in marks:
-                if self.board.numbers(cell) == after:
+            for cell, before, version in marks:
+                if self.link.written.get(cell, -1) == version:
                     self.board.write(cell, *before)
 
     def _seat_here(self, choose: Choose, shape: str, client: Client, now: float) -> Seating:
@@ -181,23 +200,24 @@ class RedisState:
     def _token(self) -> str:
         return f"{self._me}.{next(self._tokens)}"
 
-    def _take(self, alias: str, now: float) -> tuple[list[Any], list[list[str]]]:
-        """The step's operation taking a call's slots, and the (ring, token) pairs it holds."""
+    def _spec(self, alias: str, now: float) -> tuple[list[Any], list[list[str]]]:
+        """How the step takes a call's slots (live.lua's `take`), and the (ring, token) pairs
+        the call then holds."""
         limits, token = self.limits, self._token()
         rings = limits.rings_of(alias)
         caps = [[cell, cap] for cell, cap, _ in limits.day_caps(alias)]
         today = float(quota_signals.day_of(now, limits.zone))
-        op = [
-            "take", [[name, cap] for name, cap in rings], token, True, cool_cell(alias), caps,
-            today, limits.day_cells(alias), False, self.stale_s,
+        spec = [
+            [[name, cap] for name, cap in rings], token, True, cool_cell(alias), caps, today,
+            limits.day_cells(alias), self.stale_s,
         ]  # fmt: skip
-        return op, [[name, token] for name, _ in rings]
+        return spec, [[name, token] for name, _ in rings]
 
     def _key_take(self, client: Client, now: float) -> list[Any] | None:
         if not client.rpm:
             return None
         ring = [[key_ring(client), client.rpm]]
-        return ["take", ring, self._token(), False, False, [], 0, [], True, self.stale_s]
+        return ["take", [ring, self._token(), False, False, [], 0, [], self.stale_s], True]
 
     def _permit(
         self, alias: str, result: list[str], slots: list[list[str]], now: float
@@ -216,9 +236,9 @@ class RedisState:
     async def acquire(self, alias: str) -> Permit | Refused:
         if self.link.up:
             now = self.clock()
-            op, slots = self._take(alias, now)
+            spec, slots = self._spec(alias, now)
             with contextlib.suppress(Down):
-                (result,) = await self.link.step([op], "acquire")
+                (result,) = await self.link.step([["take", spec, False]], "acquire")
                 return self._permit(alias, result, slots, now)
         return self.limits.acquire(alias)
 
@@ -269,5 +289,5 @@ class RedisState:
             **self.link.figures(),
             "panels": self.panels,
             "seat_finishes": self.finishes,
-            "conflicts": self.conflicts,
+            "explorers_swapped": self.swaps,
         }
