@@ -41,16 +41,32 @@ SEATS = 5
 PANEL = lc.chat("bench/five")
 CONCURRENCY = 100
 SEAT_S = 0.2
+CHANNEL = "bench:changes"  # where each Lua step publishes the cells it wrote (gateway/state)
 
 
 def _config(ctx: Ctx, sim_url: str, store: str, state: str | None) -> Path:
-    """The throughput measure's config (five models, one five-seat collection), on *store*."""
-    path = t.ours_config(ctx.work, sim_url, ctx.work / "unused.db", 60)
-    config = json.loads(path.read_text())
-    config["store"] = store
+    """Eight models, each on a connection of its own; a collection of three members, so each
+    panel also seats two explorers from the other five, rotating (the work a shared state
+    exists for: a replica must not seat the explorers another just seated). No rpm caps."""
+    model_list = [
+        {
+            "model_name": m,
+            "litellm_params": {"model": f"openai/sim-{m}", "api_base": f"{sim_url}/v1",
+                               "api_key": "sim"},
+            "bench": {"connection": f"c{m}", "role": "general"},
+        }
+        for m in t.models(8)
+    ]  # fmt: skip
+    config: dict[str, Any] = {
+        "model_list": model_list,
+        "collections": {"five": {"members": t.models(3), "description": "benchmark panel"}},
+        "gateway": {"max_calls": SEATS, "max_explorers": 2, "seat_timeout_s": 60.0},
+        "store": store,
+    }
     if state:
         config["state"] = state
-    path.write_text(json.dumps(config, indent=1))
+    path = ctx.work / f"replicas-{secrets.token_hex(3)}.yaml"
+    path.write_text(json.dumps(config, indent=1))  # JSON is YAML
     return path
 
 
@@ -61,9 +77,13 @@ def _state(url: str) -> dict[str, Any]:
 
 
 def _trips(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
-    counts = {"round_trips": after["round_trips"] - before["round_trips"]}
-    for key in ("panels", "seat_finishes", "conflicts"):
-        counts[key] = after[key] - before[key]
+    """What the live state counted between two looks: round trips (and by cause), panels,
+    seat finishes, explorers swapped because another replica had just seated them."""
+    counts = {
+        key: value - before.get(key, 0)
+        for key, value in after.items()
+        if isinstance(value, int | float) and not isinstance(value, bool) and key != "queued"
+    }
     for cause, n in after["by_cause"].items():
         counts[f"by:{cause}"] = n - before["by_cause"].get(cause, 0)
     return counts
@@ -178,6 +198,8 @@ def _per_panel(
     panels = trips.get("panels") or panels_sent or 1
     steps = redis_counts.get("calls:evalsha", 0) + redis_counts.get("calls:eval", 0)
     usec = redis_counts.get("usec:evalsha", 0) + redis_counts.get("usec:eval", 0)
+    net_in = redis_counts.get("total_net_input_bytes", 0)
+    net_out = redis_counts.get("total_net_output_bytes", 0)
     by_cause = {k[3:]: v / panels for k, v in trips.items() if k.startswith("by:") and v}
     top = sorted(statements, key=lambda s: -s[2])[:8]
     sent = [(query, calls, rows) for query, top_level, calls, rows in statements if top_level]
@@ -187,18 +209,12 @@ def _per_panel(
         "redis_trips": trips.get("round_trips", 0) / panels,
         "redis_trips_per_seat": trips.get("round_trips", 0) / panels / SEATS,
         "redis_by_cause": by_cause,
-        "redis_conflicts": trips.get("conflicts", 0) / panels,
+        "redis_swaps": trips.get("explorers_swapped", 0) / panels,
+        "redis_publishes": redis_counts.get("calls:publish", 0) / panels,
         "redis_evalsha": steps / panels,
         "redis_us_per_step": usec / steps if steps else None,
-        "redis_bytes_per_step": (
-            (
-                redis_counts.get("total_net_input_bytes", 0)
-                + redis_counts.get("total_net_output_bytes", 0)
-            )
-            / steps
-            if steps
-            else None
-        ),  # fmt: skip
+        "redis_in_per_step": net_in / steps if steps else None,
+        "redis_out_per_step": net_out / steps if steps else None,
         "redis_ms_per_seat": 1000 * redis_cpu / panels / SEATS,
         "pg_statements": sum(calls for _, calls, _ in sent) / panels,
         "pg_nested": sum(n for _, top_level, n, _ in statements if not top_level) / panels,
@@ -251,7 +267,10 @@ def _records(ctx: Ctx, pg: Postgres, rd: Redis) -> dict[str, Any]:
                     endpoint = gw + "/v1/chat/completions"
                     asyncio.run(lc.sequential(endpoint, PANEL, 10, lambda s, b: True))
                     cpu0, pg0 = proc.cpu(), pg.cpu()
-                    got = asyncio.run(lc.sequential(endpoint, PANEL, panels, lc.panel_check(SEATS)))
+                    with rd.listening(CHANNEL) as heard:
+                        got = asyncio.run(
+                            lc.sequential(endpoint, PANEL, panels, lc.panel_check(SEATS))
+                        )
                     cpu, pg_cpu = proc.cpu() - cpu0, pg.cpu() - pg0
                 median = got.median()
                 for key, value in (
@@ -259,6 +278,8 @@ def _records(ctx: Ctx, pg: Postgres, rd: Redis) -> dict[str, Any]:
                     ("gateway_cpu_ms", 1000 * cpu / panels),
                     ("pg_cpu_ms", 1000 * pg_cpu / panels),
                     ("startup_s", proc.ready_s),
+                    ("publications", heard[0] / panels),
+                    ("publication_bytes", heard[1] / heard[0] if heard[0] else None),
                 ):
                     per.setdefault(f"{label}_{key}", []).append(value)
                 if got.failed():

@@ -67,13 +67,21 @@ def table(result: dict[str, Any]) -> list[str]:
             fmt(two.get("redis_trips_per_seat")) + "; " + fmt(two.get("redis_evalsha")),
         ),
         _row(
-            "… one Lua step: µs inside Redis (`commandstats`); bytes in + out",
+            "… one Lua step: µs inside Redis (`commandstats`); bytes to Redis / from Redis "
+            "(its reply, and its publication to every replica; `INFO stats`)",
             "",
             "",
-            fmt(two.get("redis_us_per_step"), 0, " µs")
-            + "; "
-            + fmt(two.get("redis_bytes_per_step"), 0, " B"),
-        ),  # fmt: skip
+            f"{fmt(two.get('redis_us_per_step'), 0, ' µs')}; "
+            f"{fmt(two.get('redis_in_per_step'), 0, ' B')} / "
+            f"{fmt(two.get('redis_out_per_step'), 0, ' B')}",
+        ),
+        _row(
+            "… publications per panel (one per step that wrote); explorers swapped per panel "
+            "(another replica had just seated them)",
+            "",
+            "",
+            f"{fmt(two.get('redis_publishes'))}; {fmt(two.get('redis_swaps'), 3)}",
+        ),
         _row(
             "… Redis CPU per seat (redis-server process)",
             "",
@@ -138,6 +146,13 @@ def table(result: dict[str, Any]) -> list[str]:
                 "full/empty " + fmt(rec.get("ratio_pg_cpu_ms")),
             ),
             _row(
+                "… one publication (a step's cells, as each replica hears it): size; per panel",
+                "",
+                "",
+                f"{fmt(rec.get('empty_publication_bytes'), 0, ' B')}; "
+                f"{fmt(rec.get('empty_publications'))}",
+            ),
+            _row(
                 f"… start-up, empty / {rows:,} seats (s)",
                 "(for reference)",
                 "",
@@ -164,7 +179,9 @@ def section(result: dict[str, Any]) -> list[str]:
         f"Two `bench-gateway serve --workers 1` replicas on one PostgreSQL and one Redis, the "
         f"load client sending panels to each in turn (round robin, as a load balancer would), "
         f"against one `serve --workers 2` on SQLite and shared memory; same simulator, same "
-        f"config (five models, a five-seat collection, no rpm caps), {o.get('seat_s')} s seats, "
+        "config (eight models on eight connections, a collection of three members, so each "
+        "panel also seats two explorers from the other five; no rpm caps), "
+        f"{o.get('seat_s')} s seats, "
         f"c={o.get('concurrency')} for {o.get('seconds')} s after a warm-up, the two alternated "
         "run by run. Everything, PostgreSQL and Redis included, shares this machine's 2 cores. "
         "PostgreSQL runs with `synchronous_commit=off` (fsync on), the durability SQLite's WAL "

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,27 @@ class Redis:
         for key in ("total_commands_processed", "total_net_input_bytes", "total_net_output_bytes"):
             found[key] = float(stats[key])
         return found
+
+    @contextlib.contextmanager
+    def listening(self, channel: str) -> Iterator[list[int]]:
+        """[messages, bytes] published on *channel* while the block runs, heard by one more
+        subscriber (a thread of ours), so a publication's size is known exactly."""
+        heard = [0, 0]
+        pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+
+        def count(message: dict[str, Any]) -> None:
+            heard[0] += 1
+            heard[1] += len(message["data"])
+
+        pubsub.subscribe(**{channel: count})
+        thread = pubsub.run_in_thread(sleep_time=0.05, daemon=True)
+        try:
+            yield heard
+            time.sleep(0.2)  # the last publications, still on their way
+        finally:
+            thread.stop()
+            thread.join(5)
+            pubsub.close()
 
     def stop(self) -> None:
         with contextlib.suppress(redis.RedisError):
