@@ -25,13 +25,12 @@ import asyncio
 import contextlib
 import json
 import secrets
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import load_client as lc
-import prefill_pg
+import replicas_costs as costs
 import targets as t
 from context import Ctx
 from report import ratios, summary
@@ -41,7 +40,6 @@ SEATS = 5
 PANEL = lc.chat("bench/five")
 CONCURRENCY = 100
 SEAT_S = 0.2
-CHANNEL = "bench:changes"  # where each Lua step publishes the cells it wrote (gateway/state)
 
 
 def _config(ctx: Ctx, sim_url: str, store: str, state: str | None) -> Path:
@@ -247,69 +245,24 @@ def _throughput(ctx: Ctx, pg: Postgres, rd: Redis) -> dict[str, Any]:
     return figures
 
 
-def _records(ctx: Ctx, pg: Postgres, rd: Redis) -> dict[str, Any]:
-    """One replica (one worker, PostgreSQL + Redis), panels one after another against a
-    0-latency simulator: median panel time and CPU per panel (gateway, PostgreSQL), on an empty
-    database against one holding ``ctx.record_rows`` seats."""
-    per: dict[str, list[float | None]] = {}
-    panels = 2 * ctx.latency_panels
-    sim, sim_url = t.start_sim(ctx.work, 0.0)
-    with sim:
-        full = prefill_pg.prefill(ctx, pg, lambda store, state: _config(ctx, sim_url, store, state))
-        for run in range(ctx.runs):
-            ctx.check_quiet(f"replicas records run {run + 1}")
-            for label in ("empty", "full") if run % 2 == 0 else ("full", "empty"):
-                database = full if label == "full" else f"bench_{secrets.token_hex(4)}"
-                url = pg.url(full) if label == "full" else pg.new_database(database)
-                rd.empty()
-                proc, gw = t.start_ours(ctx.work, _config(ctx, sim_url, url, rd.url(0)), workers=1)
-                with proc:
-                    endpoint = gw + "/v1/chat/completions"
-                    asyncio.run(lc.sequential(endpoint, PANEL, 10, lambda s, b: True))
-                    cpu0, pg0 = proc.cpu(), pg.cpu()
-                    with rd.listening(CHANNEL) as heard:
-                        got = asyncio.run(
-                            lc.sequential(endpoint, PANEL, panels, lc.panel_check(SEATS))
-                        )
-                    cpu, pg_cpu = proc.cpu() - cpu0, pg.cpu() - pg0
-                median = got.median()
-                for key, value in (
-                    ("ms", 1000 * median if median else None),
-                    ("gateway_cpu_ms", 1000 * cpu / panels),
-                    ("pg_cpu_ms", 1000 * pg_cpu / panels),
-                    ("startup_s", proc.ready_s),
-                    ("publications", heard[0] / panels),
-                    ("publication_bytes", heard[1] / heard[0] if heard[0] else None),
-                ):
-                    per.setdefault(f"{label}_{key}", []).append(value)
-                if got.failed():
-                    ctx.note(f"replicas records {label}: {got.failed()} failed: {got.errors()}")
-                ctx.log(
-                    f"replicas records run {run + 1} {label}: median panel "
-                    f"{1000 * (median or 0):.1f} ms, CPU per panel gateway "
-                    f"{1000 * cpu / panels:.1f} ms, PostgreSQL {1000 * pg_cpu / panels:.1f} ms, "
-                    f"start-up {proc.ready_s:.2f} s"
-                )
-    figures: dict[str, Any] = {k: summary(v) for k, v in per.items()}
-    for key in ("ms", "gateway_cpu_ms", "pg_cpu_ms"):
-        figures[f"ratio_{key}"] = ratios(per[f"full_{key}"], per[f"empty_{key}"])
-    figures["panels"] = panels
-    return figures
-
-
 def replicas(ctx: Ctx) -> dict[str, Any]:
-    began = time.monotonic()
     pg = Postgres().start()
     try:
         rd = Redis(ctx.work)
         try:
             figures = _throughput(ctx, pg, rd)
-            figures["records"] = _records(ctx, pg, rd)
+            sim, sim_url = t.start_sim(ctx.work, 0.0)
+            with sim:
+
+                def config_for(store: str, state: str | None) -> Path:
+                    return _config(ctx, sim_url, store, state)
+
+                figures["records"], captured = costs.records(ctx, pg, rd, config_for)
+                figures["fan_in"] = costs.fan_in(ctx, pg, rd, config_for, captured)
         finally:
             rd.stop()
     finally:
         pg.stop()
-    ctx.log(f"replicas measured in {time.monotonic() - began:.0f} s")
     return {
         "figures": figures,
         "options": {

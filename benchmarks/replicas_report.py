@@ -161,6 +161,21 @@ def table(result: dict[str, Any]) -> list[str]:
                 + fmt(rec.get("full_startup_s"), 2, " s"),
             ),
         ]
+    fan = f.get("fan_in") or {}
+    if fan:
+        lines.append(
+            _row(
+                f"Fan-in: publications replayed to one idle replica ({fan.get('rate')}/s for "
+                f"{fan.get('seconds')} s): CPU per publication of the replica hearing it; of "
+                "Redis (its PUBLISH, delivered to that one); of Redis per subscriber more "
+                f"({fan.get('listeners')} `redis-cli` subscribers added)",
+                "",
+                "",
+                f"{fmt(fan.get('gateway_us'), 1, ' µs')}; "
+                f"{fmt(fan.get('redis_publish_us'), 1, ' µs')}; "
+                f"{fmt(fan.get('redis_delivery_us'), 2, ' µs')}",
+            )
+        )
     return lines
 
 

@@ -174,17 +174,12 @@ class Redis:
         return found
 
     @contextlib.contextmanager
-    def listening(self, channel: str) -> Iterator[list[int]]:
-        """[messages, bytes] published on *channel* while the block runs, heard by one more
-        subscriber (a thread of ours), so a publication's size is known exactly."""
-        heard = [0, 0]
+    def listening(self, channel: str, keep: int = 5000) -> Iterator[list[bytes]]:
+        """The messages published on *channel* while the block runs (the first *keep*), heard
+        by one more subscriber (a thread of ours), so a publication's size is known exactly."""
+        heard: list[bytes] = []
         pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-
-        def count(message: dict[str, Any]) -> None:
-            heard[0] += 1
-            heard[1] += len(message["data"])
-
-        pubsub.subscribe(**{channel: count})
+        pubsub.subscribe(**{channel: lambda m: len(heard) < keep and heard.append(m["data"])})
         thread = pubsub.run_in_thread(sleep_time=0.05, daemon=True)
         try:
             yield heard
@@ -193,6 +188,24 @@ class Redis:
             thread.stop()
             thread.join(5)
             pubsub.close()
+
+    @contextlib.contextmanager
+    def subscribers(self, channel: str, n: int) -> Iterator[None]:
+        """*n* more subscribers to *channel* while the block runs: `redis-cli` processes reading
+        every message (to /dev/null), so Redis delivers to each as it would to a replica."""
+        cli = shutil.which("redis-cli") or "redis-cli"
+        argv = [cli, "-p", str(self.port), "subscribe", channel]
+        procs = [t.Proc("redis-cli", argv, Path(os.devnull)) for _ in range(n)]
+        try:
+            deadline = time.monotonic() + 10
+            while self.client.pubsub_numsub(channel)[0][1] < n + 1:  # (and the replica)
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-cli subscribers did not subscribe")
+                time.sleep(0.05)
+            yield
+        finally:
+            for proc in procs:
+                proc.stop()
 
     def stop(self) -> None:
         with contextlib.suppress(redis.RedisError):
