@@ -134,6 +134,28 @@ def _headers(extra: dict | None) -> dict:
     return {"Content-Type": "application/json", **(extra or {})}
 
 
+async def alternating(
+    urls: list[str], payload, n: int, check: Check, *, timeout_s: float = 60.0
+) -> list[LoadResult]:
+    """*n* requests to each of *urls*, one at a time, taking turns (the first of each round
+    rotating): on a machine others are using too, each target meets the same conditions, so
+    their difference is theirs and not the moment's. One result per url."""
+    body = json.dumps(payload).encode()
+    results = [LoadResult() for _ in urls]
+    async with _session(len(urls), timeout_s) as session:
+        cpu0, began = time.process_time(), time.monotonic()
+        for i in range(n):
+            for k in range(len(urls)):
+                which = (i + k) % len(urls)
+                sample = await _one(session, urls[which], body, _headers(None), check)
+                results[which].samples.append(sample)
+        wall = time.monotonic() - began
+    for result in results:
+        result.wall_s = wall
+        result.client_cpu = (time.process_time() - cpu0) / max(1e-9, wall)
+    return results
+
+
 async def sequential(
     url,
     payload,

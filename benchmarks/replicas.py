@@ -34,7 +34,7 @@ import replicas_costs as costs
 import targets as t
 from context import Ctx
 from report import ratios, summary
-from services import Postgres, Redis, delta
+from services import Postgres, Redis, Statement, delta
 
 SEATS = 5
 PANEL = lc.chat("bench/five")
@@ -188,7 +188,7 @@ def _per_panel(
     panels_sent: int,
     trips: dict[str, float],
     redis_counts: dict[str, float],
-    statements: list[tuple[str, bool, int, int]],
+    statements: list[Statement],
     pg_cpu: float,
     redis_cpu: float,
 ) -> dict[str, Any]:
@@ -199,8 +199,8 @@ def _per_panel(
     net_in = redis_counts.get("total_net_input_bytes", 0)
     net_out = redis_counts.get("total_net_output_bytes", 0)
     by_cause = {k[3:]: v / panels for k, v in trips.items() if k.startswith("by:") and v}
-    top = sorted(statements, key=lambda s: -s[2])[:8]
-    sent = [(query, calls, rows) for query, top_level, calls, rows in statements if top_level]
+    top = sorted(statements, key=lambda s: -s.calls)[:8]
+    sent = [s for s in statements if s.sent]
     written = ("INSERT", "UPDATE", "DELETE")
     return {
         "panels_counted": panels,
@@ -214,11 +214,12 @@ def _per_panel(
         "redis_in_per_step": net_in / steps if steps else None,
         "redis_out_per_step": net_out / steps if steps else None,
         "redis_ms_per_seat": 1000 * redis_cpu / panels / SEATS,
-        "pg_statements": sum(calls for _, calls, _ in sent) / panels,
-        "pg_nested": sum(n for _, top_level, n, _ in statements if not top_level) / panels,
-        "pg_top": [[query[:70], top_level, n / panels] for query, top_level, n, _ in top],
-        "pg_commits": sum(calls for query, calls, _ in sent if query == "COMMIT") / panels,
-        "pg_rows_written": sum(r for q, _, r in sent if q.startswith(written)) / panels,
+        "pg_statements": sum(s.calls for s in sent) / panels,
+        "pg_nested": sum(s.calls for s in statements if not s.sent) / panels,
+        "pg_top": [[s.query[:70], s.sent, s.calls / panels] for s in top],
+        "pg_commits": sum(s.calls for s in sent if s.query == "COMMIT") / panels,
+        "pg_rows_written": sum(s.rows for s in sent if s.query.startswith(written)) / panels,
+        "pg_exec_ms": sum(s.ms for s in sent) / panels,
         "pg_ms_per_seat": 1000 * pg_cpu / panels / SEATS,
     }
 

@@ -13,6 +13,7 @@ the replay less its CPU idle for as long.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -36,47 +37,75 @@ ConfigFor = Callable[[str, str | None], Path]  # (store URL, state URL) -> a con
 
 
 def records(ctx: Ctx, pg: Postgres, rd: Redis, config_for: ConfigFor) -> tuple[dict, list]:
-    """One replica (one worker), panels one after another against a 0-latency simulator: median
-    panel time and CPU per panel (gateway, PostgreSQL), on an empty database against one holding
-    ``ctx.record_rows`` seats. Also returns the publications heard on the empty store."""
+    """Two replicas of one worker side by side, one on an empty database, one on a database
+    holding ``ctx.record_rows`` seats, each with a Redis of its own, against a 0-latency
+    simulator: panels one at a time, taking turns between them, so both meet the same moments
+    of a shared machine. Per panel: median time, the replica's CPU, and PostgreSQL's time
+    executing its statements (`pg_stat_statements`, which splits it by database). Also returns
+    the publications heard from the empty one."""
     per: dict[str, list[float | None]] = {}
     captured: list[bytes] = []
     panels = 2 * ctx.latency_panels
     full = prefill_pg.prefill(ctx, pg, config_for)
-    for run in range(ctx.runs):
-        ctx.check_quiet(f"replicas records run {run + 1}")
-        for label in ("empty", "full") if run % 2 == 0 else ("full", "empty"):
-            url = pg.url(full) if label == "full" else pg.new_database(_name())
+    other = Redis(ctx.work)
+    try:
+        for run in range(ctx.runs):
+            ctx.check_quiet(f"replicas records run {run + 1}")
+            empty = _name()
+            urls = {"empty": pg.new_database(empty), "full": pg.url(full)}
             rd.empty()
-            proc, gw = t.start_ours(ctx.work, config_for(url, rd.url(0)), workers=1)
-            with proc:
-                endpoint = gw + "/v1/chat/completions"
-                asyncio.run(lc.sequential(endpoint, PANEL, 10, lambda s, b: True))
-                cpu0, pg0 = proc.cpu(), pg.cpu()
+            other.empty()
+            with contextlib.ExitStack() as stack:
+                procs, endpoints = {}, {}
+                for label, redis in (("empty", rd), ("full", other)):
+                    config = config_for(urls[label], redis.url(0))
+                    proc, gw = t.start_ours(ctx.work, config, workers=1)
+                    stack.callback(proc.stop)
+                    procs[label], endpoints[label] = proc, gw + "/v1/chat/completions"
+                targets = [endpoints["empty"], endpoints["full"]]
+                asyncio.run(lc.alternating(targets, PANEL, 10, lambda s, b: True))
+                pg.reset_statements()
+                cpu0 = {label: proc.cpu() for label, proc in procs.items()}
                 with rd.listening(CHANNEL) as heard:
-                    got = asyncio.run(lc.sequential(endpoint, PANEL, panels, lc.panel_check(SEATS)))
-                cpu, pg_cpu = proc.cpu() - cpu0, pg.cpu() - pg0
-            if label == "empty":
-                captured = heard
-            median = got.median()
-            for key, value in (
-                ("ms", 1000 * median if median else None),
-                ("gateway_cpu_ms", 1000 * cpu / panels),
-                ("pg_cpu_ms", 1000 * pg_cpu / panels),
-                ("startup_s", proc.ready_s),
-                ("publications", len(heard) / panels),
-                ("publication_bytes", sum(map(len, heard)) / len(heard) if heard else None),
-            ):
-                per.setdefault(f"{label}_{key}", []).append(value)
-            if got.failed():
-                ctx.note(f"replicas records {label}: {got.failed()} failed: {got.errors()}")
-            ctx.log(
-                f"replicas records run {run + 1} {label}: median panel {1000 * (median or 0):.1f}"
-                f" ms, CPU per panel gateway {1000 * cpu / panels:.1f} ms, PostgreSQL "
-                f"{1000 * pg_cpu / panels:.1f} ms, start-up {proc.ready_s:.2f} s"
+                    got = asyncio.run(lc.alternating(targets, PANEL, panels, lc.panel_check(SEATS)))
+                cpu = {label: proc.cpu() - cpu0[label] for label, proc in procs.items()}
+                ready = {label: proc.ready_s for label, proc in procs.items()}
+            captured = heard
+            pg_ms = {
+                label: sum(s.ms for s in pg.statements(name))
+                for label, name in (("empty", empty), ("full", full))
+            }
+            for label, result in zip(("empty", "full"), got, strict=True):
+                median = result.median()
+                for key, value in (
+                    ("ms", 1000 * median if median else None),
+                    ("gateway_cpu_ms", 1000 * cpu[label] / panels),
+                    ("pg_exec_ms", pg_ms[label] / panels),
+                    ("startup_s", ready[label]),
+                ):
+                    per.setdefault(f"{label}_{key}", []).append(value)
+                if result.failed():
+                    ctx.note(
+                        f"replicas records {label}: {result.failed()} failed: {result.errors()}"
+                    )
+            per.setdefault("publications", []).append(len(heard) / panels)
+            per.setdefault("publication_bytes", []).append(
+                sum(map(len, heard)) / len(heard) if heard else None
             )
+            ctx.log(
+                f"replicas records run {run + 1}: median panel "
+                + ", ".join(f"{k} {per[f'{k}_ms'][-1] or 0:.1f} ms" for k in ("empty", "full"))
+                + "; replica CPU per panel "
+                + ", ".join(
+                    f"{k} {per[f'{k}_gateway_cpu_ms'][-1]:.1f} ms" for k in ("empty", "full")
+                )
+                + "; PostgreSQL executing per panel "
+                + ", ".join(f"{k} {per[f'{k}_pg_exec_ms'][-1]:.2f} ms" for k in ("empty", "full"))
+            )
+    finally:
+        other.stop()
     figures: dict[str, Any] = {k: summary(v) for k, v in per.items()}
-    for key in ("ms", "gateway_cpu_ms", "pg_cpu_ms"):
+    for key in ("ms", "gateway_cpu_ms", "pg_exec_ms"):
         figures[f"ratio_{key}"] = ratios(per[f"full_{key}"], per[f"empty_{key}"])
     figures["panels"] = panels
     return figures, captured

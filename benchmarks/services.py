@@ -24,11 +24,20 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 import redis
 import targets as t
+
+
+class Statement(NamedTuple):
+    query: str  # normalised: constants as $1, $2...
+    sent: bool  # by a client (else run inside another statement)
+    calls: int
+    rows: int
+    ms: float  # time spent executing it, all calls
+
 
 POSTGRES_OPTIONS = (
     "-c listen_addresses=127.0.0.1 -c synchronous_commit=off "
@@ -98,19 +107,23 @@ class Postgres:
         with self.admin() as db:
             db.execute("SELECT pg_stat_statements_reset()")
 
-    def statements(self, database: str) -> list[tuple[str, bool, int, int]]:
-        """(normalised text, sent by a client?, calls, rows) per statement run in *database*
-        since the last reset. Not sent by a client: run inside another, as a foreign key's
-        check is. Counted as each statement ends, unlike `pg_stat_database`, which a backend
-        publishes only when it idles (at most once a second) or exits."""
+    def statements(self, database: str) -> list[Statement]:
+        """Each statement run in *database* since the last reset. Not sent by a client: run
+        inside another, as a foreign key's check is. Counted as each statement ends, unlike
+        `pg_stat_database`, which a backend publishes only when it idles (at most once a
+        second) or exits."""
         with self.admin() as db:
             rows = db.execute(
-                "SELECT s.query, s.toplevel, SUM(s.calls)::bigint, SUM(s.rows)::bigint "
-                "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
-                "WHERE d.datname = %s GROUP BY s.query, s.toplevel",
+                "SELECT s.query, s.toplevel, SUM(s.calls)::bigint, SUM(s.rows)::bigint, "
+                "SUM(s.total_exec_time) FROM pg_stat_statements s "
+                "JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = %s "
+                "GROUP BY s.query, s.toplevel",
                 (database,),
             ).fetchall()
-        return [(" ".join(q.split()), bool(top), int(n), int(r)) for q, top, n, r in rows]
+        return [
+            Statement(" ".join(q.split()), bool(top), int(n), int(r), float(ms))
+            for q, top, n, r, ms in rows
+        ]
 
     def connections(self, database: str) -> int:
         with self.admin() as db:
