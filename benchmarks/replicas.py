@@ -241,9 +241,36 @@ def _throughput(ctx: Ctx, pg: Postgres, rd: Redis) -> dict[str, Any]:
         numeric = [k for k, v in measured[0].items() if isinstance(v, int | float)]
         figures[name] = {k: summary(m[k] for m in measured) for k in numeric}
     figures["ratio"] = ratios([m["rate"] for m in runs["two"]], [m["rate"] for m in runs["one"]])
+    figures.update(efficiency(figures))
     last = runs["two"][-1]
     figures["two_detail"] = {"redis_by_cause": last["redis_by_cause"], "pg_top": last["pg_top"]}
     return figures
+
+
+def efficiency(figures: dict[str, Any]) -> dict[str, Any]:
+    """Panels per CPU-second, run by run: of the gateway's two workers (SQLite is in them), and
+    of the two replicas with PostgreSQL and Redis, or without. Others' work on this machine
+    moves each run's rate a lot (it takes cores away) and its CPU per panel little, so this is
+    the ratio the rates would show were the cores ours alone and all busy."""
+    one, two = figures["one"], figures["two"]
+    gateway = [1000 / (SEATS * ms) for ms in one["gateway_ms_per_seat"]["runs"]]
+    replicas_only = [1000 / (SEATS * ms) for ms in two["gateway_ms_per_seat"]["runs"]]
+    with_services = [
+        1000 / (SEATS * (gw + pg + rd))
+        for gw, pg, rd in zip(
+            two["gateway_ms_per_seat"]["runs"],
+            two["pg_ms_per_seat"]["runs"],
+            two["redis_ms_per_seat"]["runs"],
+            strict=True,
+        )
+    ]
+    return {
+        "per_cpu_one": summary(gateway),
+        "per_cpu_two": summary(with_services),
+        "per_cpu_two_gateways": summary(replicas_only),
+        "per_cpu_ratio": ratios(with_services, gateway),
+        "per_cpu_ratio_gateways": ratios(replicas_only, gateway),
+    }
 
 
 def replicas(ctx: Ctx) -> dict[str, Any]:

@@ -37,6 +37,23 @@ def table(result: dict[str, Any]) -> list[str]:
             "2 replicas / 1 gateway " + fmt(ratio) + verdict(ratio, 0.9, at_most=False),
         ),
         _row(
+            "… panels per CPU-second: the gateway's workers / the replicas with PostgreSQL "
+            "and Redis (the rates' ratio were the cores ours alone and all busy)",
+            "≥ 0.9× one gateway",
+            fmt(f.get("per_cpu_one"), 1),
+            fmt(f.get("per_cpu_two"), 1),
+            "2 replicas / 1 gateway "
+            + fmt(f.get("per_cpu_ratio"))
+            + verdict(f.get("per_cpu_ratio"), 0.9, at_most=False),
+        ),
+        _row(
+            "… the same, the replicas alone (PostgreSQL and Redis on machines of their own)",
+            "",
+            fmt(f.get("per_cpu_one"), 1),
+            fmt(f.get("per_cpu_two_gateways"), 1),
+            "2 replicas / 1 gateway " + fmt(f.get("per_cpu_ratio_gateways")),
+        ),
+        _row(
             "… p50 / p95 panel (s)",
             "",
             fmt(one.get("p50")) + " / " + fmt(one.get("p95")),
@@ -229,6 +246,14 @@ def missed(result: dict[str, Any] | None) -> list[str]:
     ratio = f.get("ratio")
     if ratio and ratio["median"] < 0.9:
         out.append(f"- replicas: 2 replicas / 1 gateway {fmt(ratio)} against ≥ 0.9")
+    per_cpu = f.get("per_cpu_ratio")
+    if per_cpu and per_cpu["median"] < 0.9:
+        out.append(
+            f"- replicas: panels per CPU-second, 2 replicas with PostgreSQL and Redis / 1 gateway "
+            f"{fmt(per_cpu)} against ≥ 0.9 (the replicas alone: "
+            f"{fmt(f.get('per_cpu_ratio_gateways'))}): sharing costs each seat CPU in the "
+            "replica and in the two services"
+        )
     records = f.get("records") or {}
     for key, what in (
         ("ms", "panel time"),
