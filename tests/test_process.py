@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -86,3 +87,35 @@ print(json.dumps([before, after]))
     before, (threshold, frozen, interval) = json.loads(done.stdout.splitlines()[-1])
     assert before == list(gc.get_threshold())  # untouched until the app has started
     assert threshold == [50_000, 20, 10] and frozen and interval == 0.0005
+
+
+def test_building_the_app_leaves_the_root_logger_as_it_was(tmp_path):
+    """The MCP SDK's server configures the root logger when it is built; the gateway's app puts
+    it back, so litellm's per-call INFO lines stay off (they cost CPU on every call)."""
+    config = {
+        "model_list": [
+            {"model_name": "m", "litellm_params": {"model": "openai/m", "api_base": "http://x"}}
+        ],
+        "collections": {"c": {"members": ["m"]}},
+        "store": f"sqlite:///{tmp_path / 'records.db'}",
+    }
+    script = f"""
+import json, logging
+from pathlib import Path
+from gateway import process
+process.own()
+from gateway.app import create_app
+from gateway.settings import parse_config
+root = logging.getLogger()
+before = [root.level, len(root.handlers)]
+create_app(parse_config({config!r}, base=Path({str(tmp_path)!r})))
+after = [root.level, len(root.handlers)]
+print(json.dumps([before, after, logging.getLogger("LiteLLM").isEnabledFor(logging.INFO)]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    before, after, litellm_info = json.loads(done.stdout.splitlines()[-1])
+    assert after == before == [logging.WARNING, 0]
+    assert not litellm_info
