@@ -30,6 +30,7 @@ class Turn:
     turn: int
     member: str | None  # the member that has the conversation; None for a new one
     new: bool
+    digest: str  # of the conversation's key: where it lives on the board
 
 
 class Conversations:
@@ -38,7 +39,8 @@ class Conversations:
 
     def begin(self, key: tuple[str, str, str, str], members: Sequence[str]) -> Turn:
         """The conversation *key* belongs to (a new one if none is live), and its next turn."""
-        digest, cell = _digest(key), _cell(key)
+        digest = _digest(key)
+        cell = _cell(digest)
         now = self.clock()
         with self.board.locked():
             index, last = self.board.numbers(cell)
@@ -47,16 +49,16 @@ class Conversations:
                 turn = int(held[2]) + 1
                 member = members[int(index) - 1] if 0 < index <= len(members) else None
                 self.board.write(cell, index, now, text=f"{digest} {held[1]} {turn}")
-                return Turn(held[1], turn, member, new=False)
+                return Turn(held[1], turn, member, new=False, digest=digest)
             conversation = "c" + secrets.token_hex(6)
             self.board.write(cell, 0, now, text=f"{digest} {conversation} 1")
-            return Turn(conversation, 1, None, new=True)
+            return Turn(conversation, 1, None, new=True, digest=digest)
 
-    def settle(self, key: tuple[str, str, str, str], members: Sequence[str], member: str) -> None:
+    def settle(self, turn: Turn, members: Sequence[str], member: str) -> None:
         """The conversation now belongs to *member* (the one that answered its turn)."""
-        digest, cell = _digest(key), _cell(key)
+        cell = _cell(turn.digest)
         with self.board.locked():
-            if self.board.text(cell).split(" ")[0] == digest and member in members:
+            if self.board.text(cell).split(" ")[0] == turn.digest and member in members:
                 self.board.write(cell, members.index(member) + 1, self.clock())
 
 
@@ -64,5 +66,5 @@ def _digest(key: tuple[str, str, str, str]) -> str:
     return hashlib.sha256("\x1f".join(key).encode("utf-8", "replace")).hexdigest()[:24]
 
 
-def _cell(key: tuple[str, str, str, str]) -> str:
-    return f"route:{int(_digest(key), 16) % BUCKETS}"
+def _cell(digest: str) -> str:
+    return f"route:{int(digest, 16) % BUCKETS}"

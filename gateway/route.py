@@ -218,8 +218,8 @@ async def start_turn(
     conversations = Conversations(runtime.board, runtime.clock)
     held = conversations.begin(key, members)
     now = runtime.clock()
-    cooling = runtime.rate_limits.cooling(now)
-    evidence = runtime.ledger.evidence(cooling, shape)
+    cooling = runtime.rate_limits.cooling(now, members)
+    evidence = runtime.ledger.evidence(cooling, shape, aliases=members)
     figures = {
         m: MemberFigures(
             useful=evidence.standings[m].useful.get(shape, 0),
@@ -262,7 +262,7 @@ async def start_turn(
         try:
             if await _try(runtime, turn):
                 runtime.ledger.seated(alias, runtime.clock())
-                conversations.settle(key, members, alias)
+                conversations.settle(held, members, alias)
                 return turn
         finally:
             permit.release()
