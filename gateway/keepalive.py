@@ -5,9 +5,9 @@ Why a reader task: the wait for the next item must end at the keep-alive time wi
 cancelling the read (a cancelled read would lose the chunk it was taking). Wrapping each read in
 a task of its own, and each wait in `asyncio.wait`, cost a task, a timer and several futures per
 chunk, and a turn of the event loop before each chunk went out, the first included. Here one
-task reads for the whole stream and hands items over through a small buffer: items already read
-(the chunks route mode held until the first piece, or several that came in one network read) go
-out at once, and only an empty buffer costs a future and a timer.
+task reads for the whole stream and hands items over through a small buffer: a consumer that is
+waiting is handed each item as soon as it is read, and one that is busy sending finds the items
+read meanwhile ready, without a wait; only a wait costs a future and a timer.
 
 The reader reads at most `AHEAD` items ahead of the consumer, so a client that stops reading
 stops the upstream being read too, as before. When the consumer stops (the stream ends, fails or
@@ -41,16 +41,23 @@ async def with_keepalive(items: AsyncIterator[Any], seconds: float) -> AsyncIter
     wake: list[asyncio.Future[None]] = []  # the consumer's wait, while the buffer is empty
     room: list[asyncio.Future[None]] = []  # the reader's wait, while the buffer is full
 
-    def hand_over(item: Any) -> None:
+    def hand_over(item: Any) -> bool:
+        """Buffer *item*; True if that woke the consumer."""
         ready.append(item)
         if wake and not wake[0].done():
             wake[0].set_result(None)
+            return True
+        return False
 
     async def read() -> None:
         try:
             async for item in items:
-                hand_over(item)
-                if len(ready) >= AHEAD:
+                if hand_over(item):
+                    # Let the consumer send it before the next is read: a source whose next
+                    # items are already in (a whole answer in one network read) would
+                    # otherwise be read to its end, or AHEAD, before the first went out.
+                    await asyncio.sleep(0)
+                elif len(ready) >= AHEAD:
                     room.append(loop.create_future())
                     await room[0]
                     room.clear()
@@ -59,6 +66,10 @@ async def with_keepalive(items: AsyncIterator[Any], seconds: float) -> AsyncIter
         except BaseException as exc:  # handed to the consumer, raised there
             hand_over(_End(exc))
             return
+        finally:  # a source stopped between two items is closed too, not left to the GC
+            closing = getattr(items, "aclose", None)
+            if closing is not None:
+                await closing()
         hand_over(_End())
 
     reader = loop.create_task(read())

@@ -46,6 +46,21 @@ def test_items_come_through_in_order_and_at_once_when_already_there():
     assert run(main()) == ["a", "b", "c"]
 
 
+def test_a_waiting_consumer_gets_each_item_before_the_next_is_read():
+    """A whole answer may already be in (one network read): its first chunk must not wait for
+    the rest to be read and parsed."""
+
+    async def main():
+        source = Source(list(range(10)))
+        relay = with_keepalive(source.stream(), 60)
+        first, read_by_then = await anext(relay), source.read
+        return first, read_by_then, [item async for item in relay]
+
+    first, read_by_then, rest = run(main())
+    assert (first, rest) == (0, list(range(1, 10)))
+    assert read_by_then <= 2
+
+
 def test_a_silent_source_gets_quiets_and_its_next_item_is_not_lost():
     async def main():
         source = Source(["first", "late"], gate_before=1)
