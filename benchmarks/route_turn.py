@@ -229,7 +229,17 @@ def route(ctx: Any) -> dict[str, Any]:
     measured = measure(ctx.work / "route", turns, 0.3, ctx.runs)
     for run in measured["runs"]:
         ctx.background.append(run["busy"])
+    measured["options"]["cpu"] = _cpu_model()
     return measured
+
+
+def _cpu_model() -> str:
+    """This machine's processor, as /proc/cpuinfo names it (the page's other rows may have been
+    measured on another)."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "?"
 
 
 # -- the helper processes --------------------------------------------------------------------
