@@ -548,3 +548,26 @@ def test_a_litellm_proxy_config_pastes_in_whole_and_its_proxy_sections_are_named
         "ignored (LiteLLM proxy settings, not used by the bench): litellm_settings, "
         "router_settings" in out.getvalue()
     )
+
+
+def test_store_and_state_urls_can_come_from_the_environment(tmp_path: Path) -> None:
+    raw = {
+        "model_list": [{"model_name": "m", "litellm_params": {"model": "openai/m"}}],
+        "collections": {"c": {"members": ["m"]}},
+        "store": "os.environ/BENCH_STORE_URL",
+        "state": "os.environ/BENCH_STATE_URL",
+    }
+    env = {
+        "BENCH_STORE_URL": "postgresql://bench:s3cret-pw@db:5432/bench",
+        "BENCH_STATE_URL": "redis://cache:6379/0",
+    }
+    config = parse_config(raw, base=tmp_path, env=env, secrets=False)
+    assert config.store == "postgresql://bench:s3cret-pw@db:5432/bench"
+    assert config.state == "redis://cache:6379/0"
+    assert "s3cret-pw" in config.secrets  # kept out of anything logged or shown
+    with pytest.raises(ConfigError) as unset:
+        parse_config(raw, base=tmp_path, env={"BENCH_STATE_URL": "ftp://x"})
+    assert unset.value.problems == [
+        "store: references os.environ/BENCH_STORE_URL, but BENCH_STORE_URL is not set",
+        "state: expected redis://host:port/db, got 'ftp://x'",
+    ]
