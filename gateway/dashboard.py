@@ -25,7 +25,8 @@ from starlette.staticfiles import StaticFiles
 from gateway import evidence, safe_markdown
 from gateway.asking import json_object
 from gateway.dashboard_usage import usage_section
-from gateway.endpoints import page_query, read_body, runtime_of
+from gateway.endpoints.common import read_body, runtime_of
+from gateway.endpoints.records import page_query
 from gateway.errors import BadRequest, Conflict, NotFound, Unauthorized
 from gateway.keys import KEY_NAME, LOCAL, key_record, new_key
 from gateway.runtime import Runtime

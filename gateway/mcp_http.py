@@ -53,7 +53,7 @@ class LocalBench:
         self.client = client
 
     async def collections(self) -> list[dict[str, Any]]:
-        from gateway.endpoints import listed  # (endpoints lists the /mcp route)
+        from gateway.endpoints.models import listed  # (endpoints lists the /mcp route)
 
         return listed(self.request, self.client)
 
