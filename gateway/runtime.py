@@ -53,7 +53,9 @@ class Runtime:
         )
         self.rate_limits = RateLimits(self.config, self.clock, self.board)
         settings = self.config.gateway
-        self.admission = Admission(settings.max_panels_in_flight, settings.max_seats_in_flight)
+        self.admission = Admission(
+            settings.max_panels_in_flight, settings.max_seats_in_flight, self.store.room
+        )
         self.gatekeeper = Gatekeeper(
             self.store, self.config.gateway.require_keys, self.board, self.clock
         )

@@ -63,6 +63,7 @@ class Config:
     secrets: tuple[str, ...] = field(default=(), repr=False)  # resolved values, kept out of logs
     state: str | None = None  # redis://host:port/db, or None for the gateway's own memory
     model_rpd: dict[str, int] = field(default_factory=dict)
+    spill_dir: Path = Path("data/spill")  # gateway.spill_dir, resolved against the config's folder
 
     @property
     def route_collections(self) -> bool:
@@ -133,6 +134,7 @@ def parse_config(
         tuple(dict.fromkeys(resolved)),
         top.state,
         rpd,
+        _local(gateway.spill_dir, base),
     )
 
 
@@ -176,9 +178,14 @@ def _list(raw: Any) -> list[Any]:
 def _store(url: str, base: Path) -> str:
     prefix = "sqlite:///"
     if url.startswith(prefix):
-        file = Path(url[len(prefix) :])
-        return prefix + str(file if file.is_absolute() else (base / file).resolve())
+        return prefix + str(_local(url[len(prefix) :], base))
     return url
+
+
+def _local(path: str, base: Path) -> Path:
+    """A path from the config: relative paths are relative to the config file's folder."""
+    file = Path(path)
+    return file if file.is_absolute() else (base / file).resolve()
 
 
 def _connections(raw: Any, problems: list[str]) -> dict[str, Connection]:

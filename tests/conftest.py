@@ -28,7 +28,7 @@ from gateway.board import Board  # noqa: E402
 from gateway.serving import ServerThread  # noqa: E402
 from gateway.settings import parse_config  # noqa: E402
 from simulator import create_sim_app  # noqa: E402
-from tests.pg import pg_server, pg_url  # noqa: E402, F401  (fixtures)
+from tests.pg import own_pg_server, pg_server, pg_url  # noqa: E402, F401  (fixtures)
 
 # alias -> (served name, connection, role)
 MODELS = {

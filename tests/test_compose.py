@@ -70,6 +70,10 @@ def test_the_replicas_config_loads_with_the_urls_compose_gives_it() -> None:
     assert "127.0.0.1:8124" in config.gateway.allowed_hosts
     single = load_config(ROOT / "config" / "docker.yaml", env={})
     assert [m.alias for m in config.catalog.models] == [m.alias for m in single.catalog.models]
+    # while PostgreSQL is down, seat rows wait in /app/data/spill: each replica's own volume
+    assert config.spill_dir == (ROOT / "data" / "spill").resolve()
+    for replica in ("replica-1", "replica-2"):
+        assert any(v.endswith(":/app/data") for v in SERVICES[replica]["volumes"]), replica
     written = SERVICES["replica-1"]["environment"]
     assert written["BENCH_STORE_URL"].startswith("postgresql://bench:${BENCH_PG_PASSWORD")
     assert written["BENCH_STATE_URL"] == "redis://redis:6379/0"

@@ -83,6 +83,9 @@ class SqliteWriter:
             self._db = None
         self._pool.shutdown(wait=True)
 
+    def room(self) -> str | None:
+        return None  # a local file takes every row at once: nothing waits
+
     async def add_panel(self, panel: dict[str, Any]) -> None:
         await self._write("panels", PANEL_FIELDS, panel)
 
