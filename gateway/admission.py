@@ -14,9 +14,12 @@ can seat, then only for the seats it was given.
 
 from __future__ import annotations
 
-from gateway.errors import Overloaded
+from collections.abc import Callable
+
+from gateway.errors import Overloaded, RecordsBacklogged
 
 RETRY_AFTER_S = 1
+BACKLOG_RETRY_AFTER_S = 5
 
 
 class Ticket:
@@ -41,14 +44,27 @@ class Ticket:
 
 
 class Admission:
-    def __init__(self, max_panels: int, max_seats: int) -> None:
+    def __init__(
+        self, max_panels: int, max_seats: int, room: Callable[[], str | None] = lambda: None
+    ) -> None:
+        """*room*: the record store's `room` (why it takes no new panels now, or None)."""
         self.max_panels = max_panels
         self.max_seats = max_seats
+        self.room = room
         self.panels = 0  # admitted and not yet over
         self.seats = 0  # seat calls those panels may make at once
 
     def admit(self, seats: int) -> Ticket:
-        """A ticket for a panel of up to *seats* seats, or Overloaded (503, Retry-After)."""
+        """A ticket for a panel of up to *seats* seats, or Overloaded (503, Retry-After); or
+        RecordsBacklogged (503) while the seat rows waiting for the store are at their bound:
+        a panel admitted is always recorded, so new ones wait rather than a row be dropped."""
+        backlog = self.room()
+        if backlog is not None:
+            raise RecordsBacklogged(
+                f"New panels wait until the records catch up: {backlog}. Nobody was seated; "
+                f"try again in {BACKLOG_RETRY_AFTER_S} s.",
+                headers={"Retry-After": str(BACKLOG_RETRY_AFTER_S)},
+            )
         if self.panels + 1 > self.max_panels:
             raise self._refusal(
                 f"{self.panels} panels are in flight (the most is {self.max_panels})"

@@ -25,9 +25,10 @@ from starlette.routing import Route
 from gateway import dashboard, quota_signals, upstream
 from gateway.board import Board
 from gateway.endpoints import ROUTES as API_ROUTES
-from gateway.errors import BadRequest, GatewayError, NotFound
+from gateway.errors import BadRequest, GatewayError, NotFound, RecordsUnavailable
 from gateway.formats import error_renderer_for
 from gateway.guard import Guard
+from gateway.health import Health
 from gateway.mcp_http import McpEndpoint
 from gateway.runtime import Runtime, UpstreamCall
 from gateway.sessions import Access
@@ -48,13 +49,22 @@ def create_app(
 ) -> Starlette:
     """*board*: the one a gateway's workers share (gateway/workers.py); else one of its own."""
     way_out = upstream.Upstream() if call_upstream is None else None
+    health = Health()
+    if store is None:
+        store = open_store(
+            config.store,
+            spill_dir=config.spill_dir,
+            spill_max_bytes=int(config.gateway.spill_max_mb * 1_000_000),
+            health=health,
+        )
     runtime = Runtime(
         config=config,
-        store=store if store is not None else open_store(config.store),
+        store=store,
         call_upstream=call_upstream or cast(upstream.Upstream, way_out).call,
         clock=clock or time.time,
         board=board,
         open_turn=way_out.relay if way_out is not None else relay.open_turn,
+        health=health,
     )
 
     mcp = McpEndpoint(config)
@@ -65,15 +75,12 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await runtime.store.open()
-        if not runtime.ledger.loaded:  # (a worker started again finds the figures live)
-            standings = await runtime.store.standings()
-            runtime.ledger.load(standings, await runtime.store.learned_windows())
-        if not runtime.rate_limits.loaded:  # the day's counts and learned cooldowns survive
-            now = runtime.clock()
-            since = quota_signals.day_start(now, config.gateway.quota_day_tz)
-            runtime.rate_limits.load(
-                await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
-            )
+        try:
+            await _load_figures(runtime)
+        except BaseException:
+            await runtime.store.close()  # (spilled rows stay on disk for the next start)
+            raise
+        await runtime.live.start()  # with Redis: seeded from the board, or the board from it
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
@@ -83,6 +90,7 @@ def create_app(
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
+            await runtime.live.close()
             await runtime.bodies.close()
             if way_out is not None:
                 await way_out.close()
@@ -103,6 +111,30 @@ def create_app(
     app.state.runtime = runtime
     app.state.access = Access.from_environment(config.gateway.require_keys, runtime.clock)
     return app
+
+
+async def _load_figures(runtime: Runtime) -> None:
+    """The live figures from the records, unless the board already holds them (a worker
+    started again finds them live, and so can start while the store cannot be reached; a
+    gateway starting afresh cannot seat without them, and fails naming why)."""
+    config = runtime.config
+    try:
+        if not runtime.ledger.loaded:
+            standings = await runtime.store.standings()
+            runtime.ledger.load(standings, await runtime.store.learned_windows())
+        if not runtime.rate_limits.loaded:  # the day's counts and learned cooldowns survive
+            now = runtime.clock()
+            since = quota_signals.day_start(now, config.gateway.quota_day_tz)
+            runtime.rate_limits.load(
+                await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
+            )
+    except RecordsUnavailable:
+        log.error(
+            "cannot start: the record store is unreachable, and the standings, day counts and "
+            "learned limits panels are seated by are read from it (%s)",
+            runtime.health.faults.get("store", "see above"),
+        )
+        raise
 
 
 def _web_access(config: Config) -> dict[str, Any]:

@@ -180,6 +180,11 @@ class GatewaySettings(_Section):
     route_tries: int = Field(default=3, ge=1, le=10)
     quota_day_tz: Annotated[str, AfterValidator(_time_zone)] = "UTC"
     pace_wait_s: float = Field(default=0.0, ge=0)
+    # store: postgresql://... only. While PostgreSQL is down, seat rows wait in a file per
+    # worker in this folder (relative to the config file), up to spill_max_mb per worker;
+    # past that, new panels are refused (503) until they are written.
+    spill_dir: str = Field(default="data/spill", min_length=1)
+    spill_max_mb: float = Field(default=1024.0, gt=0)
 
 
 class ConnectionSpec(_Section):

@@ -25,7 +25,8 @@ from starlette.staticfiles import StaticFiles
 from gateway import evidence, safe_markdown
 from gateway.asking import json_object
 from gateway.dashboard_usage import usage_section
-from gateway.endpoints import page_query, read_body, runtime_of
+from gateway.endpoints.common import read_body, runtime_of
+from gateway.endpoints.records import page_query
 from gateway.errors import BadRequest, Conflict, NotFound, Unauthorized
 from gateway.keys import KEY_NAME, LOCAL, key_record, new_key
 from gateway.runtime import Runtime
@@ -88,6 +89,7 @@ async def index(request: Request) -> Response:
         raise NotFound(f"Unknown panel {before!r} in `before`.", param="before") from None
     keys = await runtime.store.keys()
     usage = await usage_section(runtime, request.query_params.get("month"))
+    await runtime.live.refresh()
     context = {
         "csrf": token,
         "page": panels,

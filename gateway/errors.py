@@ -9,7 +9,9 @@ GatewayError                  rendered as OpenAI's {"error": {message, type, par
 ├── TooManyRequests     429   every seat rate limited or cooling, or a key over its rpm
 ├── PanelFailed         502   seats were called and none answered
 ├── Unseatable          503   nobody can be seated
-└── Overloaded          503   the worker has its most panels or seat calls in flight
+├── Overloaded          503   the worker has its most panels or seat calls in flight
+├── RecordsUnavailable  503   the record store cannot be reached (reads, verdicts, keys)
+└── RecordsBacklogged   503   too many seat rows wait on disk for the store: no new panels
 
 UpstreamError                 one seat's failure: becomes a seat status, never an HTTP reply
 ├── UpstreamRateLimited       429 (retry_after when the upstream said; its headers)
@@ -95,6 +97,20 @@ class Overloaded(GatewayError):
     """Admission control: refused before anyone is seated, with a Retry-After."""
 
     status, type, code = 503, "service_unavailable", "overloaded"
+
+
+class RecordsUnavailable(GatewayError):
+    """PostgreSQL cannot be reached: what must read or change a record waits (panels do not:
+    their seat rows are kept on disk until it is back)."""
+
+    status, type, code = 503, "service_unavailable", "records_unavailable"
+
+
+class RecordsBacklogged(GatewayError):
+    """Admission: the seat rows waiting on disk for PostgreSQL reached their bound, so no new
+    panel is seated until they are written (none is ever dropped)."""
+
+    status, type, code = 503, "service_unavailable", "records_backlogged"
 
 
 def render(error: GatewayError) -> JSONResponse:

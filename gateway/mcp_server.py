@@ -10,10 +10,8 @@ every route; over stdio (`bench-gateway mcp`, gateway/mcp_stdio.py) it calls a r
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -126,30 +124,14 @@ def ask_text(reply: dict[str, Any]) -> str:
     return f"{content}\n\n---\n\n{footer}\n"
 
 
-@contextlib.contextmanager
-def _root_logger_kept() -> Iterator[None]:
-    """The SDK's server configures the root logger as it is built (`basicConfig` at INFO, with a
-    rich console handler). Logging belongs to the process owner (gateway/process.py), and at INFO
-    litellm logs two lines for every call, one rendered through rich: ~1 ms of CPU per seat or
-    route turn, on the event loop. So the root logger is put back as it was."""
-    root = logging.getLogger()
-    level, handlers = root.level, list(root.handlers)
-    try:
-        yield
-    finally:
-        root.setLevel(level)
-        root.handlers[:] = handlers
-
-
 def build_server(bench_of: BenchOf) -> MCPServer:
     """The MCP server; *bench_of* gives the Bench serving one tool call (its caller's key)."""
-    with _root_logger_kept():
-        server: MCPServer = MCPServer(
-            name="bench",
-            title="Bench Gateway",
-            instructions=INSTRUCTIONS,
-            website_url=None,
-        )
+    server: MCPServer = MCPServer(
+        name="bench",
+        title="Bench Gateway",
+        instructions=INSTRUCTIONS,
+        website_url=None,
+    )
 
     @server.tool(
         structured_output=False,

@@ -62,7 +62,7 @@ async def pending(
 async def post_pending(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
     client = await runtime.gatekeeper.client(request)
-    from gateway.endpoints import read_body  # (endpoints lists this route)
+    from gateway.endpoints.common import read_body  # (endpoints lists this route)
 
     raw = await read_body(request, 1_000_000)
     calls, limit = parse_pending(json_object(raw or b"{}"))

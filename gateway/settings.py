@@ -63,6 +63,7 @@ class Config:
     secrets: tuple[str, ...] = field(default=(), repr=False)  # resolved values, kept out of logs
     state: str | None = None  # redis://host:port/db, or None for the gateway's own memory
     model_rpd: dict[str, int] = field(default_factory=dict)
+    spill_dir: Path = Path("data/spill")  # gateway.spill_dir, resolved against the config's folder
 
     @property
     def route_collections(self) -> bool:
@@ -103,13 +104,15 @@ def parse_config(
     if raw is None:
         raise ConfigError(["the config is empty: it needs model_list and collections"])
     problems: list[str] = []
+    resolved: list[str] = []
+    if isinstance(raw, dict):
+        raw = _services(raw, env, resolved, problems)
     top = _check(FileSections, raw, (), problems)
     if not isinstance(raw, dict):
         raise ConfigError(problems)
     gateway = top.gateway if top and top.gateway else GatewaySettings()
     connections = _connections(raw.get("connections"), problems)
     shapes = _shapes(raw.get("shapes"), problems)
-    resolved: list[str] = []
     entries = _entries(raw.get("model_list"), env if secrets else None, resolved, problems)
     models = [_model(i, e, connections, problems) for i, e in entries.items()]
     collections = _collections(raw.get("collections"), _written(raw), shapes, problems)
@@ -131,6 +134,7 @@ def parse_config(
         tuple(dict.fromkeys(resolved)),
         top.state,
         rpd,
+        _local(gateway.spill_dir, base),
     )
 
 
@@ -174,9 +178,14 @@ def _list(raw: Any) -> list[Any]:
 def _store(url: str, base: Path) -> str:
     prefix = "sqlite:///"
     if url.startswith(prefix):
-        file = Path(url[len(prefix) :])
-        return prefix + str(file if file.is_absolute() else (base / file).resolve())
+        return prefix + str(_local(url[len(prefix) :], base))
     return url
+
+
+def _local(path: str, base: Path) -> Path:
+    """A path from the config: relative paths are relative to the config file's folder."""
+    file = Path(path)
+    return file if file.is_absolute() else (base / file).resolve()
 
 
 def _connections(raw: Any, problems: list[str]) -> dict[str, Connection]:
@@ -228,6 +237,28 @@ def _entries(
         if isinstance(api_key, str):
             secrets.append(api_key)  # a key written inline is still a secret
         out[i] = checked
+    return out
+
+
+def _services(
+    raw: dict[str, Any], env: dict[str, str], secrets: list[str], problems: list[str]
+) -> dict[str, Any]:
+    """*raw* with `store:` and `state:` read from the environment when they say `os.environ/NAME`,
+    so a URL with a password need not be written in the file. Resolved even for commands that
+    leave provider keys alone (`keys` needs the store); the URL's password is kept out of logs."""
+    out = dict(raw)
+    for section in ("store", "state"):
+        written = out.get(section)
+        if not (isinstance(written, str) and written.startswith(ENV_PREFIX)):
+            continue
+        found = len(problems)
+        value = _resolve(written, (section,), env, [], problems)
+        if len(problems) > found:
+            del out[section]  # named once, as unset; not again as a malformed URL
+            continue
+        password = urlsplit(value).password
+        secrets.extend([password] if password else [])
+        out[section] = value
     return out
 
 

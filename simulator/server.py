@@ -184,7 +184,7 @@ class _Exchange:
         last = messages[-1] if messages else {}
         if last.get("role") == "tool":  # the tool's result came back: say what it said
             answer = f"The tool said: {content_text(last.get('content'))[:200]}"
-        call = b["tool_call"] if payload.get("tools") and last.get("role") != "tool" else None
+        calls = b["tool_call"] if payload.get("tools") and last.get("role") != "tool" else None
         prompt_tokens = len("".join(content_text(m.get("content")) for m in messages)) // 4
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -197,14 +197,17 @@ class _Exchange:
             "model": self.model,
         }
         tool_calls = None
-        if call is not None:
-            arguments = json.dumps(call.get("arguments") or {})
+        if calls is not None:
             tool_calls = [
                 {
                     "id": f"call_{uuid.uuid4().hex[:12]}",
                     "type": "function",
-                    "function": {"name": call.get("name", "tool"), "arguments": arguments},
+                    "function": {
+                        "name": call.get("name", "tool"),
+                        "arguments": json.dumps(call.get("arguments") or {}),
+                    },
                 }
+                for call in (calls if isinstance(calls, list) else [calls])
             ]
         if not payload.get("stream"):
             reply: dict[str, Any] = {"role": "assistant", "content": answer}

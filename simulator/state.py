@@ -36,9 +36,10 @@ BEHAVIOUR_KEYS = MappingProxyType(
         "no_done": ((bool,), False),
         "reset": ((bool,), False),
         "usage": ((bool,), True),
-        # {"name": ..., "arguments": {...}}: when the request offers tools and its last message is
-        # not a tool result, answer with this call (route mode's agents need a model that calls)
-        "tool_call": ((dict,), None),
+        # {"name": ..., "arguments": {...}}, or a list of them: when the request offers tools and
+        # its last message is not a tool result, answer with these calls (route mode's agents
+        # need a model that calls; a list, several calls in one turn, as parallel tool calls are)
+        "tool_call": ((dict, list), None),
         "error_after": ((int,), None),  # streamed: a 500 error event after this many pieces
         # response headers sent with every reply, success or error (a provider's rate-limit
         # headers: x-ratelimit-remaining-requests, X-RateLimit-Reset, RateLimit, ...)
@@ -101,6 +102,9 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
         raise ValueError(
             f"simulator behaviour key 'headers' must map names to values, got {headers!r}"
         )
+    calls = behaviour.get("tool_call")
+    if isinstance(calls, list) and not (calls and all(isinstance(c, dict) for c in calls)):
+        raise ValueError(f"simulator behaviour key 'tool_call' must list calls, got {calls!r}")
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")

@@ -1,7 +1,9 @@
 """A throwaway PostgreSQL for the tests: initdb in a temp folder, a free loopback port, trust
 auth, stopped and removed at the end of the session. Each test gets a database of its own.
 
-Not installed: these tests skip, saying how to get it; under CI (the `CI` variable) they fail.
+`own_pg_server` is one a test may shut down and start again (`down`, `up`) without
+disturbing the others. Not installed: these tests skip, saying how to get it; under CI (the
+`CI` variable) they fail.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class PgServer:
         if self._as_postgres:
             shutil.chown(self.root, "postgres", "postgres")
         self._names = itertools.count(1)
+        self.running = False
 
     def _run(self, tool: str, *args: str) -> None:
         command = [os.path.join(self.bin_dir, tool), *args]
@@ -65,6 +68,11 @@ class PgServer:
             "--no-locale",
             "--no-sync",
         )
+        self.up()
+        return self
+
+    def up(self) -> None:
+        """Serve (again: after `down`, the same data on the same port)."""
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -80,7 +88,13 @@ class PgServer:
             "-w",
             "start",
         )
-        return self
+        self.running = True
+
+    def down(self) -> None:
+        """Shut the server down as an operator would (`pg_ctl stop -m fast`: open sessions are
+        told the server is going, and closed), keeping its data for `up`."""
+        self._run("pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop")
+        self.running = False
 
     def url(self, db: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{db}"
@@ -95,13 +109,27 @@ class PgServer:
 
     def stop(self) -> None:
         try:
-            self._run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
+            if self.running:
+                self._run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
+    bin_dir = _bin_dir()
+    if bin_dir is None:
+        if os.environ.get("CI"):
+            pytest.fail(INSTALL_HINT + " (CI is set: the PostgreSQL tests must run)")
+        pytest.skip(INSTALL_HINT)
+    server = PgServer(bin_dir).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_pg_server() -> Iterator[PgServer]:
+    """A server of this test's own, to shut down and start again mid-test."""
     bin_dir = _bin_dir()
     if bin_dir is None:
         if os.environ.get("CI"):

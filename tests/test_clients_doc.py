@@ -26,7 +26,8 @@ DOC_URL = "http://127.0.0.1:8123"
 # What every simulated seat answers: JSON, so the structured-output snippet has something a
 # model asked for a JSON reply would send, and plain text to every other snippet.
 SDKS = ("openai-chat", "openai-responses", "openai-completions", "anthropic", "ollama",
-        "google-genai", "langchain", "langchain-structured")  # fmt: skip
+        "ollama-route", "google-genai", "google-genai-route", "langchain",
+        "langchain-structured")  # fmt: skip
 ANSWER = {"safe": False, "reasons": ["the loop never backs off"]}
 
 

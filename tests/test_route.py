@@ -257,12 +257,9 @@ def test_a_responses_function_call_round_trip(crew, sim):
 
 
 def test_route_mode_in_a_format_without_it_says_so(crew, sim):
-    response = crew.http.post(
-        "/api/chat",
-        json={"model": "bench/crew:route", "messages": [{"role": "user", "content": "hi"}]},
-    )
+    response = crew.http.post("/v1/completions", json={"model": "bench/crew:route", "prompt": "hi"})
     assert response.status_code == 400
-    assert "not yet available" in response.json()["error"]
+    assert "not available in the completions format" in response.json()["error"]["message"]
     assert sim.log() == []
 
 

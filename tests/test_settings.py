@@ -169,6 +169,9 @@ WRONG = [
     (("gateway", "quota_day_tz"), "Mars/Olympus", "gateway.quota_day_tz", "time zone"),
     (("gateway", "quota_day_tz"), "../../etc/passwd", "gateway.quota_day_tz", "time zone"),
     (("gateway", "pace_wait_s"), -0.5, "gateway.pace_wait_s", "at least 0"),
+    (("gateway", "spill_dir"), "", "gateway.spill_dir", "at least 1 character"),
+    (("gateway", "spill_dir"), 7, "gateway.spill_dir", "expected text"),
+    (("gateway", "spill_max_mb"), 0, "gateway.spill_max_mb", "more than 0"),
     (("connections", "hub", "rpm"), 0, "connections.hub.rpm", "at least 1"),
     (("connections", "hub", "rpd"), "ten", "connections.hub.rpd", "whole number"),
     (("connections", "hub", "preferred"), "yes", "connections.hub.preferred", "true or false"),
@@ -291,6 +294,8 @@ def test_new_settings_have_their_defaults_and_take_valid_values(tmp_path):
     )
     assert (gateway.route_explore, gateway.first_token_s, gateway.pace_wait_s) == (0.25, 90, 0)
     assert gateway.quota_day_tz == "UTC" and config.state is None and config.model_rpd == {}
+    assert (gateway.spill_dir, gateway.spill_max_mb) == ("data/spill", 1024)
+    assert config.spill_dir == tmp_path.resolve() / "data" / "spill"  # by the config, as stores
     chosen = {
         "workers": 3,
         "allowed_hosts": ["bench.example.com", "10.0.0.5:8123", "[::1]:8123"],
@@ -300,6 +305,8 @@ def test_new_settings_have_their_defaults_and_take_valid_values(tmp_path):
         "first_token_s": 5,
         "quota_day_tz": "Europe/Paris",
         "pace_wait_s": 0.5,
+        "spill_dir": "../spilled",
+        "spill_max_mb": 0.5,
     }
     raw = raw_config(gateway=chosen, state="redis://cache:6379/0")
     raw["model_list"][0]["bench"].update(rpm=30, rpd=1000)
@@ -308,6 +315,7 @@ def test_new_settings_have_their_defaults_and_take_valid_values(tmp_path):
     config = parse_config(raw, base=tmp_path, env={"EXAMPLE_KEY": "k"})
     assert config.gateway.model_dump(include=set(chosen)) == chosen
     assert config.state == "redis://cache:6379/0"
+    assert config.spill_dir == tmp_path.resolve().parent / "spilled"
     assert config.model_rpm == {"kimi": 30} and config.model_rpd == {"kimi": 1000}
     assert config.connections["hub"].rpd == 500
     assert config.catalog.collection("core").reply == "route"
@@ -337,9 +345,11 @@ def test_empty_sections_mean_their_defaults(tmp_path):
 
 def test_every_shipped_config_is_valid():
     root = Path(__file__).parents[1]
+    # What docker-compose.yml's replicas profile sets (tests/test_compose.py checks it does).
+    env = {"BENCH_STORE_URL": "postgresql://b:pw@postgres/b", "BENCH_STATE_URL": "redis://redis"}
     for path in [*root.glob("config/*.yaml"), *root.glob("gateway/*.yaml")]:
         if "simulate" not in path.name:  # the simulator's own specs, not gateway configs
-            load_config(path, env={})
+            load_config(path, env=env)
 
 
 def test_a_file_that_is_not_text_is_a_config_error(tmp_path):
@@ -548,3 +558,26 @@ def test_a_litellm_proxy_config_pastes_in_whole_and_its_proxy_sections_are_named
         "ignored (LiteLLM proxy settings, not used by the bench): litellm_settings, "
         "router_settings" in out.getvalue()
     )
+
+
+def test_store_and_state_urls_can_come_from_the_environment(tmp_path: Path) -> None:
+    raw = {
+        "model_list": [{"model_name": "m", "litellm_params": {"model": "openai/m"}}],
+        "collections": {"c": {"members": ["m"]}},
+        "store": "os.environ/BENCH_STORE_URL",
+        "state": "os.environ/BENCH_STATE_URL",
+    }
+    env = {
+        "BENCH_STORE_URL": "postgresql://bench:s3cret-pw@db:5432/bench",
+        "BENCH_STATE_URL": "redis://cache:6379/0",
+    }
+    config = parse_config(raw, base=tmp_path, env=env, secrets=False)
+    assert config.store == "postgresql://bench:s3cret-pw@db:5432/bench"
+    assert config.state == "redis://cache:6379/0"
+    assert "s3cret-pw" in config.secrets  # kept out of anything logged or shown
+    with pytest.raises(ConfigError) as unset:
+        parse_config(raw, base=tmp_path, env={"BENCH_STATE_URL": "ftp://x"})
+    assert unset.value.problems == [
+        "store: references os.environ/BENCH_STORE_URL, but BENCH_STORE_URL is not set",
+        "state: expected redis://host:port/db, got 'ftp://x'",
+    ]

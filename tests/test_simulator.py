@@ -196,6 +196,28 @@ def test_stream_through_sdk_collects_full_answer(sim_state, sim_sdk):
     assert entry["ended"] - entry["started"] >= 0.03  # 4 content chunks, 3 delays between them
 
 
+def test_several_tool_calls_in_one_turn_plain_and_streamed(sim_state, sim_sdk):
+    calls = [{"name": "weather", "arguments": {"city": c}} for c in ("Oslo", "Rome")]
+    sim_state.set("caller", tool_call=calls)
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {}}}]
+    reply = sim_sdk.chat.completions.create(model="caller", messages=MESSAGES, tools=tools)
+    made = reply.choices[0].message.tool_calls
+    assert [(c.function.name, c.function.arguments) for c in made] == [
+        ("weather", '{"city": "Oslo"}'),
+        ("weather", '{"city": "Rome"}'),
+    ]
+    assert len({c.id for c in made}) == 2 and reply.choices[0].finish_reason == "tool_calls"
+    pieces: dict[int, str] = {}
+    for chunk in sim_sdk.chat.completions.create(
+        model="caller", messages=MESSAGES, tools=tools, stream=True
+    ):
+        for delta in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
+            pieces[delta.index] = pieces.get(delta.index, "") + (delta.function.arguments or "")
+    assert pieces == {0: '{"city": "Oslo"}', 1: '{"city": "Rome"}'}
+    with pytest.raises(ValueError, match="tool_call"):
+        sim_state.set("caller", tool_call=["weather"])
+
+
 def test_stream_cut_raises_in_sdk_and_httpx(sim_state, sim_sdk, sim_http):
     sim_state.set("cut", answer="alpha beta gamma delta epsilon zeta eta", stream_cut_after=1)
     received = []

@@ -57,13 +57,18 @@ class CountingStore(SqliteStore):
 
 
 class CountingPostgres(PostgresStore):
-    """The real store, counting the transactions it commits."""
+    """The real store, counting the transactions its seat writes commit."""
 
-    batches: list[int]
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.batches: list[int] = []
+        insert = self.writes._insert
 
-    async def _insert_all(self, batch) -> None:
-        self.batches = [*getattr(self, "batches", []), len(batch)]
-        await super()._insert_all(batch)
+        async def counted(rows, **options) -> None:
+            self.batches.append(len(rows))
+            await insert(rows, **options)
+
+        self.writes._insert = counted  # type: ignore[method-assign]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -74,3 +74,22 @@ def test_image_parts_come_out_as_plain_openai_image_urls():
         "type": "image_url",
         "image_url": {"url": "data:image/png;base64,AAAA"},
     }
+
+
+def test_to_chat_gives_each_call_its_id_and_puts_tool_results_before_the_contents_text():
+    """The adapter's two habits route mode corrects: `call_<name>` ids, and a user content's
+    text ahead of its function responses (OpenAI wants the results right after the calls)."""
+    call = {"functionCall": {"name": "lookup", "args": {"q": 1}}}
+    answer = {"functionResponse": {"name": "lookup", "response": {"r": 1}}}
+    contents = [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": [call, call]},
+        {"role": "user", "parts": [answer, {"text": "and then?"}, answer]},
+    ]
+    ids = (["call_a", "call_b"], ["call_a", "call_b"])
+    messages = translate.to_chat(contents, None, None, call_ids=ids)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user"]
+    assert [c["id"] for c in messages[1]["tool_calls"]] == ["call_a", "call_b"]
+    assert [m["tool_call_id"] for m in messages[2:4]] == ["call_a", "call_b"]
+    with pytest.raises(ValueError):  # a part the adapter dropped leaves an id unplaced
+        translate.to_chat(contents, None, None, call_ids=(["call_a"], ["call_a", "call_b"]))

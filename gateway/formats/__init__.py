@@ -11,7 +11,7 @@
 - **render**: a `PanelRun` -> the format's reply: its plain body from `completion()` or
   `failure()`, its stream from `events()`, and its errors in its own shape.
 
-Every panel endpoint is read -> seat -> render (gateway/endpoints.py); a new format is a new
+Every panel endpoint is read -> seat -> render (gateway/endpoints/); a new format is a new
 module here and a route, and nothing else changes. The modules:
 
 - `chat`: OpenAI chat completions (`/v1/chat/completions`);
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 
 class Format(Protocol):
-    """The two halves of a client format; each format module is one (gateway/endpoints.py)."""
+    """The two halves of a client format; each format module is one (gateway/endpoints/)."""
 
     def check(self, body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]: ...
 

@@ -8,7 +8,8 @@ then has litellm's `GoogleGenAIAdapter` (gateway/upstream/translate/gemini.py) m
 chat request, then runs the checks every format shares. The reply is rendered here from the
 panel's events: `?alt=sse` is Server-Sent Events, otherwise one JSON array streamed element by
 element; a chunk per seat section as it finishes. Gemini replies have no place for `bench`, so
-it goes in the headers (`X-Bench-Panel`, `X-Bench-Seats`) and on the record.
+it goes in the headers (`X-Bench-Panel`, `X-Bench-Seats`) and on the record. Tools, function
+calls and their responses go to route mode (route_gemini.py).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from gateway.asking import (
 from gateway.bodies import bounded
 from gateway.errors import BadRequest, GatewayError
 from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
+from gateway.route import RouteAsk, RouteTurn
 from gateway.settings import Config
 from gateway.upstream.translate.gemini import to_chat
 from routing import conversation_text, estimate_tokens
@@ -85,7 +87,7 @@ def camel(name: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-def _camel_keys(body: dict[str, Any]) -> dict[str, Any]:
+def camel_keys(body: dict[str, Any]) -> dict[str, Any]:
     return {camel(k) if isinstance(k, str) else k: v for k, v in body.items()}
 
 
@@ -109,7 +111,7 @@ class GeminiFormat:
     def read(self, body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
         """A generateContent body (bounded by `check`; the X-Panel-* headers, lower-cased) as an
         Ask."""
-        body = _camel_keys(body)
+        body = camel_keys(body)
         _check_fields(body)
         collection, merged_by_name = collection_named(self.model)
         request = chat_request(body)
@@ -128,13 +130,7 @@ class GeminiFormat:
 
     async def render_run(self, run: PanelRun) -> Response:
         if self.stream:
-            headers = dict(run.headers)
-            if self.sse:
-                headers.update({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-                return StreamingResponse(
-                    self._sse(run), media_type="text/event-stream", headers=headers
-                )
-            return StreamingResponse(self._array(run), media_type=_JSON, headers=headers)
+            return streamed(self._pieces(run), sse=self.sse, headers=dict(run.headers))
         await run.run()
         error = run.failure()
         if error is not None:
@@ -146,6 +142,18 @@ class GeminiFormat:
 
     def render_error(self, error: GatewayError) -> Response:
         return render_error(error)
+
+    # Route mode (`bench/<c>:route`) lives in route_gemini, which reads this module's helpers;
+    # so it is imported when first used, not here.
+    def read_route(self, body: dict[str, Any], collection: str) -> RouteAsk:
+        from gateway.formats import route_gemini
+
+        return route_gemini.read_route(body, collection, self.model, stream=self.stream)
+
+    async def render_route(self, turn: RouteTurn) -> Response:
+        from gateway.formats import route_gemini
+
+        return await route_gemini.render_route(turn, sse=self.sse)
 
     async def _pieces(self, run: PanelRun) -> AsyncIterator[dict[str, Any]]:
         """The reply's chunks: the header, a section per seat as it finishes, the last with
@@ -167,16 +175,29 @@ class GeminiFormat:
                 done = event.completion
                 yield _chunk(run, done.text if merged else "", usage=done.usage)
 
-    async def _sse(self, run: PanelRun) -> AsyncIterator[bytes]:
-        async for piece in self._pieces(run):
-            yield b"data: " + _dumps(piece) + b"\r\n\r\n"
 
-    async def _array(self, run: PanelRun) -> AsyncIterator[bytes]:
-        separator = b"["
-        async for piece in self._pieces(run):
-            yield separator + _dumps(piece)
-            separator = b",\r\n"
-        yield b"[]" if separator == b"[" else b"]"
+def streamed(
+    pieces: AsyncIterator[dict[str, Any]], *, sse: bool, headers: dict[str, str]
+) -> Response:
+    """A reply's chunks as Gemini streams them: Server-Sent Events (`?alt=sse`), else the
+    elements of one JSON array, each sent as it comes."""
+    if sse:
+        headers = {**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(_sse(pieces), media_type="text/event-stream", headers=headers)
+    return StreamingResponse(_array(pieces), media_type=_JSON, headers=headers)
+
+
+async def _sse(pieces: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    async for piece in pieces:
+        yield b"data: " + _dumps(piece) + b"\r\n\r\n"
+
+
+async def _array(pieces: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    separator = b"["
+    async for piece in pieces:
+        yield separator + _dumps(piece)
+        separator = b",\r\n"
+    yield b"[]" if separator == b"[" else b"]"
 
 
 def model_of(path_name: str) -> str:
@@ -187,10 +208,16 @@ def model_of(path_name: str) -> str:
 def chat_request(body: dict[str, Any]) -> dict[str, Any]:
     """A generateContent body (keys in camelCase) -> OpenAI chat `messages` and sampling."""
     contents = _contents(body.get("contents"))
-    system = _system_text(body.get("systemInstruction"))
-    config = _generation_config(body.get("generationConfig"))
+    system = system_text(body.get("systemInstruction"))
+    config = generation_config(body.get("generationConfig"))
     request = to_chat(contents, system, config)
-    for name, field in _CONFIG.items():  # what the adapter leaves out, and checks of its work
+    with_config(request, config)
+    return request
+
+
+def with_config(request: dict[str, Any], config: dict[str, Any]) -> None:
+    """The generationConfig fields the adapter leaves out of *request*, and checks of its work."""
+    for name, field in _CONFIG.items():
         if name in config and field not in request:
             request[field] = config[name]
     if config.get("responseMimeType") == _JSON and "response_format" not in request:
@@ -200,7 +227,6 @@ def chat_request(body: dict[str, Any]) -> dict[str, Any]:
                 param="generationConfig.responseSchema",
             )
         request["response_format"] = {"type": "json_object"}
-    return request
 
 
 # countTokens' bound: its contents may also sit in `generateContentRequest`, which the count of
@@ -211,12 +237,12 @@ COUNT_CHECK = partial(bounded, listed="contents")
 def count_tokens(body: dict[str, Any], max_messages: int) -> int:
     """`countTokens`: an estimate from the text (no model is called), as every reader sizes a
     prompt. The body (bounded by `COUNT_CHECK`) is checked as generateContent's is."""
-    body = _camel_keys(body)
+    body = camel_keys(body)
     inner = body.pop("generateContentRequest", None)
     if inner is not None:
         if not isinstance(inner, dict):
             raise BadRequest("`generateContentRequest` must be an object.")
-        body = {**_camel_keys(inner), **body}
+        body = {**camel_keys(inner), **body}
         body.pop("model", None)
     _check_fields(body)
     messages = chat_messages(chat_request(body)["messages"], max_messages)
@@ -240,7 +266,7 @@ def _contents(contents: Any) -> list[dict[str, Any]]:
         where = f"contents[{i}]"
         if not isinstance(content, dict):
             raise BadRequest(f"`{where}` must be an object.", param=where)
-        content = _camel_keys(content)
+        content = camel_keys(content)
         contents[i] = content
         for field in content:
             if field not in ("role", "parts"):
@@ -259,13 +285,13 @@ def _parts(parts: Any, where: str, *, text_only: bool = False) -> list[dict[str,
         here = f"{where}[{j}]"
         if not isinstance(part, dict):
             raise BadRequest(f"`{here}` must be an object.", param=here)
-        part = _camel_keys(part)
+        part = camel_keys(part)
         parts[j] = part
         kinds = set(part)
         if kinds == {"text"} and isinstance(part["text"], str):
             continue
         if not text_only and kinds == {"inlineData"}:
-            _inline_image(part["inlineData"], f"{here}.inlineData")
+            inline_image(part["inlineData"], f"{here}.inlineData")
             continue
         raise BadRequest(f"`{here}`: {_why_not(kinds, text_only)}.", param=here)
     return parts
@@ -283,10 +309,10 @@ def _why_not(kinds: set[str], text_only: bool) -> str:
     return "a part must be exactly one of text (a string) or inlineData (an image)"
 
 
-def _inline_image(data: Any, where: str) -> None:
+def inline_image(data: Any, where: str) -> None:
     if not isinstance(data, dict):
         raise BadRequest(f"`{where}` must be an object.", param=where)
-    data = _camel_keys(data)
+    data = camel_keys(data)
     mime, payload = data.get("mimeType"), data.get("data")
     if not isinstance(mime, str) or not mime.lower().startswith("image/"):
         raise BadRequest(
@@ -300,12 +326,12 @@ def _inline_image(data: Any, where: str) -> None:
         raise BadRequest(f"`{where}` takes only mimeType and data.", param=where)
 
 
-def _system_text(system: Any) -> str | None:
+def system_text(system: Any) -> str | None:
     if system is None:
         return None
     if isinstance(system, str):
         return system
-    if not isinstance(system, dict) or set(_camel_keys(system)) - {"role", "parts"}:
+    if not isinstance(system, dict) or set(camel_keys(system)) - {"role", "parts"}:
         raise BadRequest(
             "`systemInstruction` must be a content with text parts.", param="systemInstruction"
         )
@@ -313,12 +339,12 @@ def _system_text(system: Any) -> str | None:
     return "\n\n".join(part["text"] for part in parts)
 
 
-def _generation_config(given: Any) -> dict[str, Any]:
+def generation_config(given: Any) -> dict[str, Any]:
     if given is None:
         return {}
     if not isinstance(given, dict):
         raise BadRequest("`generationConfig` must be an object.", param="generationConfig")
-    config = {k: v for k, v in _camel_keys(given).items() if v is not None}
+    config = {k: v for k, v in camel_keys(given).items() if v is not None}
     for name in config:
         if name not in _CONFIG and name not in _CONFIG_ALSO:
             raise BadRequest(
@@ -354,10 +380,11 @@ def error_body(error: GatewayError) -> dict[str, Any]:
 
 
 def render_error(error: GatewayError) -> Response:
-    """Google's `{"error": {code, message, status}}`; a failed panel's seats are in the headers."""
+    """Google's `{"error": {code, message, status}}`; a failed panel's seats are in the headers
+    (a failed route turn's conversation is already there)."""
     headers = dict(error.headers)
     bench = error.extra.get("bench")
-    if bench is not None:
+    if bench is not None and "seats" in bench:
         seats = [{k: s[k] for k in ("call", "seat", "alias", "status")} for s in bench["seats"]]
         headers["X-Bench-Seats"] = json.dumps(seats, separators=(",", ":"))
     return JSONResponse(error_body(error), status_code=error.status, headers=headers)

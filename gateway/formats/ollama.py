@@ -11,8 +11,8 @@ Keep-alives are lines with empty content (an Ollama client parses every line as 
 Nothing is dropped silently. Options that change an answer and cannot be passed on to an
 OpenAI-shaped seat (top_k, repeat_penalty, mirostat, ...) are refused; options that only tune a
 local Ollama runtime (num_ctx, num_gpu, num_thread, ...) and `keep_alive` mean nothing for a
-remote model and are accepted without effect. Tools, templates, raw prompts, suffixes and
-`context` are refused with a 400 that says why.
+remote model and are accepted without effect. Tools on a panel, templates, raw prompts, suffixes
+and `context` are refused with a 400 that says why; tools go to route mode (route_ollama.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ollama import ChatResponse, GenerateResponse, ListResponse, Message, ShowResponse
 from ollama._types import ModelDetails  # (not re-exported at the top level)
@@ -46,6 +46,9 @@ from gateway.config_schema import GatewaySettings
 from gateway.errors import BadRequest, GatewayError
 from gateway.panel import KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.settings import Config
+
+if TYPE_CHECKING:  # route mode brings litellm, which the body reader's child must not import
+    from gateway.route import RouteAsk, RouteTurn
 
 NDJSON = "application/x-ndjson"
 LATEST = ":latest"
@@ -111,7 +114,7 @@ class OllamaFormat:
         else:
             messages = _generate_messages(body)
         _refuse_thinking_and_logprobs(body)
-        sampling = sampling_of(_sampling_fields(body.get("options"), body.get("format")))
+        sampling = sampling_of(sampling_fields(body.get("options"), body.get("format")))
         stream = body.get("stream", True)
         if not isinstance(stream, bool):
             raise BadRequest("`stream` must be true or false.", param="stream")
@@ -158,6 +161,18 @@ class OllamaFormat:
     def render_error(self, error: GatewayError) -> Response:
         return render_error(error)
 
+    # Route mode (`bench/<c>:route`) lives in route_ollama, which reads this module's helpers;
+    # so it is imported when first used, not here.
+    def read_route(self, body: dict[str, Any], collection: str) -> RouteAsk:
+        from gateway.formats import route_ollama
+
+        return route_ollama.read_route(body, collection, self.kind)
+
+    async def render_route(self, turn: RouteTurn) -> Response:
+        from gateway.formats import route_ollama
+
+        return await route_ollama.render_route(turn)
+
     async def stream(self, run: PanelRun) -> AsyncIterator[bytes]:
         merged = run.ask.merged
         if not merged:
@@ -190,7 +205,7 @@ class OllamaFormat:
         """One reply object in the `ollama` package's type: a piece of text, or the last one."""
         fields: dict[str, Any] = {
             "model": run.ask.requested_model,
-            "created_at": _iso(run.facts.created),
+            "created_at": iso(run.facts.created),
             "done": done,
         }
         if done:
@@ -244,7 +259,7 @@ def _chat_messages(messages: Any) -> list[dict[str, Any]]:
         converted.append(
             {
                 "role": message.get("role"),
-                "content": _with_images(content, message.get("images"), f"{where}.images"),
+                "content": with_images(content, message.get("images"), f"{where}.images"),
             }
         )
     return converted
@@ -272,11 +287,11 @@ def _generate_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             raise BadRequest("`system` must be a string.", param="system")
         if system:
             messages.append({"role": "system", "content": system})
-    messages.append({"role": "user", "content": _with_images(prompt, body.get("images"), "images")})
+    messages.append({"role": "user", "content": with_images(prompt, body.get("images"), "images")})
     return messages
 
 
-def _with_images(text: Any, images: Any, where: str) -> Any:
+def with_images(text: Any, images: Any, where: str) -> Any:
     """The content as OpenAI chat has it: the text, or text and image parts (data URLs)."""
     if not images:
         return text
@@ -311,7 +326,7 @@ def _refuse_thinking_and_logprobs(body: dict[str, Any]) -> None:
             raise BadRequest(f"`{field}`: a panel's reply carries no log probabilities.")
 
 
-def _sampling_fields(options: Any, fmt: Any) -> dict[str, Any]:
+def sampling_fields(options: Any, fmt: Any) -> dict[str, Any]:
     """Ollama's `options` and `format` as OpenAI sampling fields, for the shared checks."""
     fields: dict[str, Any] = {}
     if options is not None:
@@ -403,7 +418,7 @@ def _details(entry: dict[str, Any]) -> ModelDetails:
 _EPOCH = datetime.fromtimestamp(0, UTC)
 
 
-def _iso(created: float) -> str:
+def iso(created: float) -> str:
     return datetime.fromtimestamp(created, UTC).isoformat().replace("+00:00", "Z")
 
 

@@ -2,9 +2,12 @@
 function_call_output included) and function `tools` become OpenAI chat for one member, and its
 reply comes back as a `response` whose `output` holds its message and `function_call` items.
 
-Streamed, the events are sent once the member's reply is whole (`response.created` first, a
-`: keep-alive` comment while it works): the text is not yet relayed piece by piece in this
-format. An error after `response.created` is an `error` event and `response.failed`.
+Streamed, the member's pieces are relayed as they come: its text as `response.output_text.delta`
+events of a `message` item, each tool call as a `function_call` item whose arguments grow by
+`response.function_call_arguments.delta`; a `: keep-alive` comment while the member is silent;
+then `response.completed` with the whole response (its items the ones streamed, same ids). An
+error after the first piece is an `error` event and `response.failed`, never a completed
+response.
 """
 
 from __future__ import annotations
@@ -17,6 +20,15 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from gateway.errors import BadRequest
 from gateway.formats.route_chat import Quiet, with_keepalive
+from gateway.formats.route_pieces import (
+    Arguments,
+    Assembly,
+    Call,
+    CallStarted,
+    Piece,
+    Text,
+    error_text,
+)
 from gateway.route import RouteAsk, RouteTurn
 from gateway.upstream.translate import responses as translate
 
@@ -87,36 +99,122 @@ async def render_route(turn: RouteTurn) -> Response:
     return JSONResponse(_body(turn, turn.response.model_dump()), headers=turn.headers)
 
 
-async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
-    sequence = iter(range(1_000_000))
+class Output:
+    """A streamed turn's output items, opened as the member's pieces come (its text as a
+    `message`, each tool call as a `function_call`), and the numbered events that say so. An
+    item is done when the next one opens, or at the end."""
 
-    def event(kind: str, **fields: Any) -> bytes:
-        payload = {"type": kind, "sequence_number": next(sequence), **fields}
+    def __init__(self, turn: RouteTurn) -> None:
+        self.ids = turn.call.replace(".", "_")
+        self.sequence = 0
+        self.items: list[dict[str, Any]] = []
+        self.current: int | None = None  # the output index being written
+        self.texts: dict[int, list[str]] = {}  # output index -> its text so far
+        self.calls: dict[int, Call] = {}  # output index -> the tool call it is
+        self.opening = {
+            "id": f"resp_{self.ids}",
+            "object": "response",
+            "created_at": int(turn.runtime.clock()),
+            "model": turn.ask.requested_model,
+            "status": "in_progress",
+            "output": [],
+        }
+
+    def event(self, kind: str, **fields: Any) -> bytes:
+        payload = {"type": kind, "sequence_number": self.sequence, **fields}
+        self.sequence += 1
         return f"event: {kind}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
 
-    ids = turn.call.replace(".", "_")
-    opening = {"id": f"resp_{ids}", "object": "response", "model": turn.ask.requested_model,
-               "status": "in_progress", "output": [], "created_at": 0}  # fmt: skip
-    yield event("response.created", response=opening)
+    def relay(self, piece: Piece) -> list[bytes]:
+        if isinstance(piece, Arguments):
+            index = next(i for i, call in self.calls.items() if call is piece.call)
+            where = {"item_id": self.items[index]["id"], "output_index": index}
+            kind = "response.function_call_arguments.delta"
+            return [self.event(kind, **where, delta=piece.delta)]
+        if isinstance(piece, Text) and self.current in self.texts:
+            return [self._delta(self.current, piece.text)]
+        events = self.close()
+        index = self.current = len(self.items)
+        if isinstance(piece, CallStarted):
+            call = self.calls[index] = piece.call
+            item = {"type": "function_call", "id": f"fc_{call.id}", "call_id": call.id}
+            self.items.append({**item, "name": call.name, "arguments": "", "status": "in_progress"})
+            events.append(self._added(index))
+            return events
+        message_id = f"msg_{self.ids}" + (f"_{index}" if index else "")
+        item = {"type": "message", "id": message_id, "role": "assistant"}
+        self.items.append({**item, "status": "in_progress", "content": []})
+        self.texts[index] = []
+        events.append(self._added(index))
+        kind = "response.content_part.added"
+        events.append(self.event(kind, **self._where(index), part=_part("")))
+        events.append(self._delta(index, piece.text))
+        return events
+
+    def close(self) -> list[bytes]:
+        """The events that end the item being written (none when there is none)."""
+        index, self.current = self.current, None
+        if index is None:
+            return []
+        item = self.items[index]
+        if index in self.texts:
+            part = _part("".join(self.texts.pop(index)))
+            where = self._where(index)
+            events = [
+                self.event("response.output_text.done", **where, text=part["text"], logprobs=[]),
+                self.event("response.content_part.done", **where, part=part),
+            ]
+            item.update(status="completed", content=[part])
+        else:
+            call = self.calls[index]
+            item.update(name=call.name, arguments=call.arguments, status="completed")
+            where = {"item_id": item["id"], "output_index": index}
+            kind = "response.function_call_arguments.done"
+            events = [self.event(kind, **where, arguments=call.arguments)]
+        events.append(self.event("response.output_item.done", output_index=index, item=item))
+        return events
+
+    def _added(self, index: int) -> bytes:
+        item = self.items[index]
+        return self.event("response.output_item.added", output_index=index, item=item)
+
+    def _delta(self, index: int, text: str) -> bytes:
+        self.texts[index].append(text)
+        kind = "response.output_text.delta"
+        return self.event(kind, **self._where(index), delta=text, logprobs=[])
+
+    def _where(self, index: int) -> dict[str, Any]:
+        return {"item_id": self.items[index]["id"], "output_index": index, "content_index": 0}
+
+
+def _part(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": []}
+
+
+async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
+    out = Output(turn)
+    yield out.event("response.created", response=out.opening)
+    yield out.event("response.in_progress", response=out.opening)
+    assembly = Assembly(f"call_{out.ids}")
     chunks: list[Any] = []
     try:
         async for chunk in with_keepalive(turn.chunks(), turn.runtime.config.gateway.keepalive_s):
             if isinstance(chunk, Quiet):
                 yield b": keep-alive\n\n"
-            else:
-                chunks.append(chunk)
+                continue
+            chunks.append(chunk)
+            for piece in assembly.read(chunk):
+                for event in out.relay(piece):
+                    yield event
         body = _body(turn, translate.assembled(chunks))
-    except Exception as exc:
-        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        yield event("error", code="server_error", message=message, param=None)
-        failed = {
-            **opening,
-            "status": "failed",
-            "error": {"code": "server_error", "message": message},
-        }
-        yield event("response.failed", response=failed)
+    except Exception as exc:  # an upstream failure after the first piece
+        message = error_text(turn, exc)
+        yield out.event("error", code="server_error", message=message, param=None)
+        failed = {**out.opening, "status": "failed"}
+        failed["error"] = {"code": "server_error", "message": message}
+        yield out.event("response.failed", response=failed)
         return
-    for index, item in enumerate(body["output"]):
-        yield event("response.output_item.added", output_index=index, item=item)
-        yield event("response.output_item.done", output_index=index, item=item)
-    yield event("response.completed", response=body)
+    for event in out.close():
+        yield event
+    body["output"] = out.items
+    yield out.event("response.completed", response=body)

@@ -2,51 +2,67 @@
 
 `PostgresStore` keeps the `SqliteStore`'s meaning row for row (the same tables, JSON fields as
 text, verdicts with their history, owner-scoped reads); only the engine changes. psycopg 3 talks
-to it asynchronously from a small pool, so the event loop never waits on the network. Seat rows
-are batched as SQLite's are: writes arriving while a batch is in flight go in the next one, each
-batch one short transaction, and each caller is answered once its own row is committed.
+to it asynchronously from a small pool, so the event loop never waits on the network. Panel and
+seat rows are batched, and kept on local disk while PostgreSQL is down (gateway/store/pg_writes.py);
+everything else needs PostgreSQL, and while it cannot be reached is a 503 (RecordsUnavailable)
+after WAIT_S at most, never a hang or a 500.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
-import logging
 import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from gateway.errors import RecordsUnavailable
+from gateway.health import Health
 from gateway.store import pg_pages
 from gateway.store.pg_migrations import migrate
+from gateway.store.pg_writes import (
+    JSON_FIELDS,
+    PATIENCE,
+    WAIT_S,
+    SeatWrites,
+    dump,
+    unavailable,
+)
 from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
+from gateway.store.spill import Spill
 
-log = logging.getLogger("bench.records")
-
-JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 POOL_SIZE = 8  # per worker process; most requests need one connection for one statement
+KNOWN_KEYS = 1024  # keys remembered as last seen, for an outage
+# libpq: give up connecting after 5 s, and on a connection whose sent data goes unacknowledged
+# for 10 s (a network gone, not a server that is slow), rather than wait for TCP's minutes
+CONNECTING: dict[str, Any] = {"connect_timeout": 5, "tcp_user_timeout": 10_000}
 
 Row = dict[str, Any]
-_Pending = tuple[str, Row, "asyncio.Future[None]"]
 
-
-def insert_sql(table: str, fields: tuple[str, ...], *, skip_existing: bool = False) -> str:
-    names = ", ".join(f'"{name}"' for name in fields)
-    sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))})"
-    return sql + (" ON CONFLICT DO NOTHING" if skip_existing else "")
-
-
-_INSERTS = {"panels": insert_sql("panels", PANEL_FIELDS), "calls": insert_sql("calls", CALL_FIELDS)}
-_FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
 _CALL_COLUMNS = ", ".join(f'c."{name}"' for name in CALL_FIELDS)
 _PANEL_COLUMNS = ", ".join(f'"{name}"' for name in PANEL_FIELDS)
 _KEY_COLUMNS = "name, digest, last4, collections, rpm, created, last_used, revoked"
 
 
 class PostgresStore:
-    def __init__(self, url: str, pool_size: int = POOL_SIZE) -> None:
+    def __init__(
+        self,
+        url: str,
+        pool_size: int = POOL_SIZE,
+        *,
+        spill: Spill | None = None,
+        health: Health | None = None,
+        patience: int = PATIENCE,
+    ) -> None:
+        """*spill*: where seat rows wait while PostgreSQL is down (none: they fail, as a
+        command line's writes should); *health*: what `/healthz` is told; *patience*: tries a
+        spilled seat waits for its panel (pg_writes.PATIENCE)."""
         self.url = url
         self.pool: AsyncConnectionPool[AsyncConnection[Row]] = AsyncConnectionPool(
             url,
@@ -54,79 +70,56 @@ class PostgresStore:
             min_size=1,
             max_size=pool_size,
             open=False,
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            timeout=WAIT_S,
+            reconnect_timeout=10.0,  # give up on a slot soon, so a new try starts at once
+            kwargs={"autocommit": True, "row_factory": dict_row, **CONNECTING},
         )
-        self._pending: list[_Pending] = []
-        self._flusher: asyncio.Task[None] | None = None
+        self.writes = SeatWrites(self.pool, spill, health or Health(), patience)
+        self._known_keys: OrderedDict[str, Row] = OrderedDict()
 
     async def open(self) -> None:
-        await self.pool.open(wait=True)
-        async with self.pool.connection() as db:
-            await migrate(db)
+        """Migrate, then write back rows spilled by a process that is gone, before serving.
+        PostgreSQL unreachable: with a spill, the rows stay on disk and are written once it is
+        back (the store reports `degraded`); without one, the error is raised."""
+        await self.pool.open(wait=False)
+        if self.writes.spill is not None:
+            self.writes.spill.adopt()
+        try:
+            async with await AsyncConnection.connect(self.url, autocommit=True, **CONNECTING) as db:
+                await migrate(db)
+            self.writes.migrated = True
+        except psycopg.OperationalError as exc:
+            if self.writes.spill is None:
+                raise
+            self.writes.noticed(exc)
+            return
+        if self.writes.spill is not None and self.writes.spill.rows:
+            await self.writes.catch_up()  # what is left, if anything, is retried meanwhile
 
     async def close(self) -> None:
-        if self._flusher is not None:
-            await asyncio.gather(self._flusher, return_exceptions=True)
+        await self.writes.close()
         await self.pool.close()
 
-    # Batched writes of panel and seat rows.
+    def room(self) -> str | None:
+        return self.writes.room()
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Row]]:
+        """A pooled connection; PostgreSQL unreachable is a 503 after WAIT_S at most."""
+        try:
+            async with self.pool.connection() as db:
+                yield db
+        except psycopg.OperationalError as exc:
+            self.writes.noticed(exc)
+            raise unavailable() from exc
+
+    # Batched writes of panel and seat rows (gateway/store/pg_writes.py).
 
     async def add_panel(self, panel: Row) -> None:
-        await self._write("panels", panel)
+        await self.writes.write("panels", panel)
 
     async def add_call(self, call: Row) -> None:
-        await self._write("calls", call)
-
-    async def _write(self, table: str, row: Row) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((table, row, done))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-        # a caller giving up (its request cancelled) does not cancel the batch it is in
-        await asyncio.shield(done)
-
-    async def _flush(self) -> None:
-        """Write what is pending, a transaction a batch, until none is. Every write taken is
-        answered, whatever goes wrong, or its writer would wait forever."""
-        while self._pending:
-            batch, self._pending = self._pending, []
-            try:
-                outcomes = await self._insert_batch(batch)
-            except BaseException as exc:  # not a bad row: the writer itself broke
-                outcomes = [exc] * len(batch)
-                if not isinstance(exc, Exception):
-                    _settle(batch, outcomes)
-                    raise
-            _settle(batch, outcomes)
-
-    async def _insert_batch(self, batch: list[_Pending]) -> list[BaseException | None]:
-        """One transaction for the batch; if it fails, each row alone, so only a bad row fails."""
-        try:
-            await self._insert_all(batch)
-        except Exception:
-            return [await self._insert_one(item) for item in batch]
-        return [None] * len(batch)
-
-    async def _insert_all(self, batch: list[_Pending]) -> None:
-        async with self.pool.connection() as db, db.transaction(), db.cursor() as cursor:
-            # consecutive rows of one table go in one executemany (one pipelined round trip)
-            start = 0
-            while start < len(batch):
-                table = batch[start][0]
-                end = start
-                while end < len(batch) and batch[end][0] == table:
-                    end += 1
-                rows = [_values(table, row) for _, row, _ in batch[start:end]]
-                await cursor.executemany(_INSERTS[table].encode(), rows)
-                start = end
-
-    async def _insert_one(self, item: _Pending) -> BaseException | None:
-        try:
-            await self._insert_all([item])
-        except Exception as exc:
-            log.error("could not write a row to %s: %s: %s", item[0], type(exc).__name__, exc)
-            return exc
-        return None
+        await self.writes.write("calls", call)
 
     # Verdicts: the call's row is locked while its current verdict is compared, so two verdicts
     # on one seat arriving on two replicas are written one after the other, as SQLite's are.
@@ -135,7 +128,7 @@ class PostgresStore:
         self, verdict: Row, owner: str | None = None
     ) -> tuple[bool, Row | None] | None:
         """Store a verdict. None: unknown call (or not *owner*'s). Else (written, previous)."""
-        async with self.pool.connection() as db, db.transaction():
+        async with self._connection() as db, db.transaction():
             found = await db.execute(
                 "SELECT 1 FROM calls c JOIN panels p ON p.id = c.panel_id "
                 "WHERE c.id = %s AND (%s::text IS NULL OR p.key_name = %s) FOR UPDATE OF c",
@@ -165,7 +158,7 @@ class PostgresStore:
     # Reads by primary key, filtered by the panel's key name in the same indexed lookup.
 
     async def panel(self, panel_id: str, owner: str | None = None) -> Row | None:
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             found = await db.execute(
                 f"SELECT {_PANEL_COLUMNS} FROM panels "
                 "WHERE id = %s AND (%s::text IS NULL OR key_name = %s)",
@@ -184,7 +177,7 @@ class PostgresStore:
             return panel
 
     async def call(self, call_id: str, owner: str | None = None) -> Row | None:
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             found = await db.execute(
                 f"SELECT {_CALL_COLUMNS}, p.collection AS collection FROM calls c "
                 "JOIN panels p ON p.id = c.panel_id "
@@ -196,7 +189,7 @@ class PostgresStore:
 
     async def verdict_states(self, call_ids: list[str], owner: str | None = None) -> dict[str, str]:
         """Each known call's state: pending (answered, unjudged), judged or unanswered."""
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             found = await db.execute(
                 "SELECT c.id, c.status, EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id) "
                 "AS judged FROM calls c JOIN panels p ON p.id = c.panel_id "
@@ -212,7 +205,7 @@ class PostgresStore:
 
     async def owed(self, owner: str | None = None, limit: int = 50) -> list[Row]:
         """The newest answered seats that no verdict judges yet (mergers aside)."""
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             found = await db.execute(
                 "SELECT c.id AS call, c.panel_id AS panel, c.seat, c.alias, c.finished, "
                 "p.collection FROM calls c JOIN panels p ON p.id = c.panel_id "
@@ -230,7 +223,7 @@ class PostgresStore:
         self, limit: int, before: str | None = None, owed: bool = False, owner: str | None = None
     ) -> Row:
         """Raises pages.UnknownCursor when *before* names no panel *owner* can see."""
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             found = await pg_pages.panels_page(
                 db, limit=limit, before=before, owed=owed, owner=owner
             )
@@ -238,12 +231,12 @@ class PostgresStore:
             return found
 
     async def change_marker(self) -> tuple[int, int, int]:
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             return await pg_pages.change_marker(db)
 
     async def standings(self) -> Row:
         """Per alias: seated, answered, last seated; per (alias, shape): useful and judged."""
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             seats = await db.execute(
                 "SELECT alias, COUNT(*) AS seated, COUNT(*) FILTER (WHERE status = 'ok') "
                 "AS answered, MAX(started) AS last_seated FROM calls WHERE seat != 'merger' "
@@ -260,7 +253,7 @@ class PostgresStore:
     # Gateway keys: only the SHA-256 of a key is ever stored.
 
     async def add_key(self, key: Row) -> bool:
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             added = await db.execute(
                 "INSERT INTO gateway_keys (name, digest, last4, collections, rpm, created) "
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
@@ -279,12 +272,26 @@ class PostgresStore:
         return await self._select_keys("TRUE", ())
 
     async def key_by_digest(self, digest: str) -> Row | None:
-        """Asked on every keyed request, and never cached: a revoked key is refused at once."""
-        found = await self._select_keys("digest = %s AND revoked IS NULL", (digest,))
-        return found[0] if found else None
+        """Asked on every keyed request, and never cached: a revoked key is refused at once.
+        Only while PostgreSQL cannot be reached is a key taken as last seen here (nobody can
+        revoke one meanwhile; a key never seen is a 503), so panels are still answered."""
+        try:
+            found = await self._select_keys("digest = %s AND revoked IS NULL", (digest,))
+        except RecordsUnavailable:
+            if digest in self._known_keys:
+                return self._known_keys[digest]
+            raise
+        if not found:
+            self._known_keys.pop(digest, None)
+            return None
+        self._known_keys[digest] = found[0]
+        self._known_keys.move_to_end(digest)
+        if len(self._known_keys) > KNOWN_KEYS:
+            self._known_keys.popitem(last=False)
+        return found[0]
 
     async def _select_keys(self, where: str, args: tuple[Any, ...]) -> list[Row]:
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             rows = await db.execute(
                 f"SELECT {_KEY_COLUMNS} FROM gateway_keys WHERE {where} ORDER BY created".encode(),
                 args,
@@ -292,7 +299,7 @@ class PostgresStore:
             return [_key(r) for r in await rows.fetchall()]
 
     async def revoke_key(self, name: str) -> bool:
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             revoked = await db.execute(
                 "UPDATE gateway_keys SET revoked = %s WHERE name = %s AND revoked IS NULL",
                 (time.time(), name),
@@ -300,7 +307,12 @@ class PostgresStore:
             return revoked.rowcount > 0
 
     async def touch_key(self, name: str, when: float) -> None:
-        await self._execute("UPDATE gateway_keys SET last_used = %s WHERE name = %s", (when, name))
+        """Best effort: while PostgreSQL cannot be reached (`/healthz` says so), a key's last
+        use is not updated, and its request is served all the same."""
+        with contextlib.suppress(RecordsUnavailable):
+            await self._execute(
+                "UPDATE gateway_keys SET last_used = %s WHERE name = %s", (when, name)
+            )
 
     # Context windows and limits learned from providers.
 
@@ -356,11 +368,11 @@ class PostgresStore:
         )
 
     async def _execute(self, sql: str, args: tuple[Any, ...]) -> None:
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             await db.execute(sql.encode(), args)
 
     async def _fetch(self, sql: str, args: tuple[Any, ...]) -> list[Row]:
-        async with self.pool.connection() as db:
+        async with self._connection() as db:
             rows = await db.execute(sql.encode(), args)
             return await rows.fetchall()
 
@@ -382,24 +394,6 @@ async def _current_verdict(db: AsyncConnection[Row], call_id: str) -> Row | None
 async def _with_verdict(db: AsyncConnection[Row], call: Row) -> Row:
     call["verdict"] = await _current_verdict(db, call["id"])
     return call
-
-
-def _settle(batch: list[_Pending], outcomes: list[BaseException | None]) -> None:
-    for (_, _, future), outcome in zip(batch, outcomes, strict=True):
-        if future.done():
-            continue
-        if outcome is None:
-            future.set_result(None)
-        else:
-            future.set_exception(outcome)
-
-
-def _values(table: str, row: Row) -> list[Any]:
-    return [dump(name, row.get(name)) for name in _FIELDS[table]]
-
-
-def dump(name: str, value: Any) -> Any:
-    return json.dumps(value) if name in JSON_FIELDS and value is not None else value
 
 
 def load(row: Row) -> Row:

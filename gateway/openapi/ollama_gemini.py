@@ -1,4 +1,4 @@
-"""The OpenAPI description of the Ollama and Gemini routes (gateway/openapi.py merges it in).
+"""The OpenAPI description of the Ollama and Gemini routes (`describe()` merges it in).
 
 Their bodies are the formats' own (Ollama's API, Google's generateContent), documented by their
 owners, so only the shape of each route, what it answers and how its errors look are given here.
@@ -71,8 +71,11 @@ def _gemini(
 
 
 PATHS: dict[str, Any] = {
-    "/api/chat": _ollama_panel("Ollama chat: ask a panel"),
-    "/api/generate": _ollama_panel("Ollama generate: ask a panel"),
+    "/api/chat": _ollama_panel(
+        "Ollama chat: ask a panel, or in route mode (`bench/<c>:route`) one member, tools passed "
+        "through both ways"
+    ),
+    "/api/generate": _ollama_panel("Ollama generate: ask a panel (route mode is on /api/chat)"),
     "/api/tags": {
         "get": _op("Collections as Ollama models", _body(_OBJECT, "the list"), "OllamaError",
                    ("401",), body=False)
@@ -84,13 +87,14 @@ PATHS: dict[str, Any] = {
     "/api/version": {"get": _op("The gateway's version", _body(_OBJECT, "version"), "OllamaError",
                                 (), body=False)},
     "/v1beta/models/{model}:generateContent": _gemini(
-        "Gemini generateContent: ask a panel (bench in the X-Bench-* headers)",
+        "Gemini generateContent: ask a panel, or in route mode (`<c>:route`) one member, function "
+        "calls passed through both ways (bench in the X-Bench-* headers)",
         _body(_OBJECT, "a GenerateContentResponse"),
     ),
     "/v1beta/models/{model}:streamGenerateContent": _gemini(
         "Gemini streamGenerateContent: SSE with alt=sse, else a JSON array",
         {
-            "description": "a chunk per seat section",
+            "description": "a chunk per seat section (route mode: per piece of the member's text)",
             "content": {"text/event-stream": {"schema": {"type": "string"}},
                         "application/json": {"schema": {"type": "array"}}},
         },

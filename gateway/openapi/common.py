@@ -1,0 +1,124 @@
+"""What every part of the description shares: references, operations, the error replies and
+the `bench` object (the seats) that every panel reply carries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gateway.fanout import SeatStatus
+from gateway.reply import SEAT_FIELDS
+
+# A JSON Schema (or an OpenAPI object) is arbitrary JSON: its values have no one type.
+Schema = dict[str, Any]
+
+_REF = "#/components/schemas/"
+
+
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": _REF + name}
+
+
+def json_reply(name: str, description: str) -> Schema:
+    return {"description": description, "content": {"application/json": {"schema": ref(name)}}}
+
+
+ERRORS: dict[str, Schema] = {
+    "400": json_reply("Error", "malformed request"),
+    "401": json_reply("Error", "missing, malformed or unknown gateway key"),
+    "403": json_reply("Error", "outside the key's collections"),
+    "404": json_reply("Error", "unknown collection, panel or call"),
+    "429": json_reply("Error", "rate limited"),
+}
+# With keys on, another key's panel or call is unknown to this one: 404, in the same words.
+NOT_YOURS = json_reply("Error", "unknown panel or call, or one made with another gateway key")
+
+NULLABLE_STR: Schema = {"type": ["string", "null"]}
+NULLABLE_NUM: Schema = {"type": ["number", "null"]}
+
+SEAT: Schema = {
+    "type": "object",
+    "required": ["call", *SEAT_FIELDS],
+    "properties": {
+        "call": {"type": "string"},
+        "seat": {"type": "string"},
+        "alias": {"type": "string"},
+        "connection": {"type": "string"},
+        "status": {"enum": [status.value for status in SeatStatus]},
+        "seconds": {"type": "number"},
+        "answer": NULLABLE_STR,
+        "error": NULLABLE_STR,
+        "replaces": NULLABLE_STR,
+        "replaced_by": NULLABLE_STR,
+    },
+}
+
+BENCH: Schema = {
+    "type": "object",
+    "required": ["panel", "collection", "shape", "shape_by", "seats", "skipped", "notes"],
+    "properties": {
+        "panel": {"type": "string"},
+        "collection": {"type": "string"},
+        "shape": {"type": "string"},
+        "shape_by": {"enum": ["header", "collection", "default", "images"]},
+        "seats": {"type": "array", "items": ref("Seat")},
+        "skipped": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["alias", "seat", "why"],
+                "properties": {
+                    "alias": {"type": "string"},
+                    "seat": NULLABLE_STR,
+                    "why": {"type": "string"},
+                },
+            },
+        },
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "merger": ref("Seat"),
+        "note": {"type": "string"},
+    },
+}
+
+SEATS_HEADER = {
+    "X-Bench-Seats": {
+        "description": "JSON list of {call, seat, alias, status}: final statuses on a plain "
+        "reply; on a stream the seated plan, each `seated` (final statuses are in the "
+        "stream's bench)",
+        "schema": {"type": "string"},
+    }
+}
+
+
+def query(name: str, schema: Schema, description: str = "") -> Schema:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": schema,
+        "description": description,
+    }
+
+
+def operation(
+    summary: str,
+    ok: Schema,
+    body: str | None = None,
+    errors: Iterable[str] = (),
+    mine: bool = False,
+) -> Schema:
+    """*mine*: the route reaches only the caller's own records (404 for another key's)."""
+    op: Schema = {"summary": summary, "responses": {"200": ok}}
+    for code in errors:
+        op["responses"][code] = ERRORS[code]
+    if mine:
+        op["responses"]["404"] = NOT_YOURS
+    if body:
+        op["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": ref(body)}},
+        }
+    return op
+
+
+SCHEMAS: dict[str, Schema] = {"Seat": SEAT, "Bench": BENCH}

@@ -1,0 +1,293 @@
+"""The records: verdicts, pending calls, panels, calls, conversations, models' figures and
+usage, each under /bench, each reaching only the caller's own records when keys are on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.openapi.common import (
+    NULLABLE_NUM,
+    SEAT,
+    Schema,
+    json_reply,
+    operation,
+    query,
+    ref,
+)
+from gateway.store import CALL_FIELDS, PANEL_FIELDS
+
+VERDICT: Schema = {
+    "type": "object",
+    "required": ["call", "useful"],
+    "additionalProperties": False,
+    "properties": {
+        "call": {"type": "string"},
+        "useful": {"type": "boolean"},
+        "note": {"type": "string"},
+        "real": {"type": "array", "items": {"type": "string"}},
+        "false": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+RECORDED: Schema = {
+    "type": "object",
+    "required": ["call", "recorded"],
+    "properties": {"call": {"type": "string"}, "recorded": {"type": "boolean"}},
+}
+
+CALL_RECORD: Schema = {
+    "type": "object",
+    "required": [*CALL_FIELDS, "collection", "verdict"],
+    "properties": {
+        "id": {"type": "string"},
+        "panel_id": {"type": "string"},
+        "status": SEAT["properties"]["status"],
+        "seconds": NULLABLE_NUM,
+        "first_token_s": NULLABLE_NUM,
+        "verdict": {"type": ["object", "null"]},
+        "failed_over": {"type": ["array", "null"], "items": {"type": "object"}},
+    },
+}
+CONVERSATION_RECORD: Schema = {
+    "type": "object",
+    "description": "A route-mode conversation: its panel-like record and every turn's call.",
+    "required": ["conversation", "collection", "key_name", "turns"],
+    "properties": {
+        "conversation": {"type": "string"},
+        "turns": {"type": "array", "items": ref("CallRecord")},
+    },
+}
+
+PANEL_RECORD: Schema = {
+    "type": "object",
+    "required": [*PANEL_FIELDS, "seats"],
+    "properties": {"seats": {"type": "array", "items": {"type": "object"}}},
+}
+
+BENCH_MODELS: Schema = {
+    "type": "object",
+    "required": ["models"],
+    "properties": {
+        "models": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "alias",
+                    "connection",
+                    "role",
+                    "family",
+                    "seated",
+                    "answered",
+                    "useful",
+                    "judged",
+                    "last_seated",
+                    "cooling_until",
+                    "cooling_why",
+                    "rpd",
+                    "used_today",
+                ],
+                "properties": {
+                    "cooling_until": {"type": ["number", "null"]},
+                    "cooling_why": {"type": ["string", "null"]},
+                    "cooling_source": {
+                        "type": ["string", "null"],
+                        "description": "where the limit was learned: header <name>, body, "
+                        "config (an rpd cap), default",
+                    },
+                    "rpm_used": {"type": ["integer", "null"]},
+                    "rpd": {"type": ["integer", "null"], "description": "the configured rpd"},
+                    "used_today": {
+                        "type": "integer",
+                        "description": "calls started today (gateway.quota_day_tz)",
+                    },
+                },
+            },
+        }
+    },
+}
+
+_USAGE_SUMS = {name: {"type": "integer"} for name in ("calls", "tokens_in", "tokens_out", "errors")}
+BENCH_USAGE: Schema = {
+    "type": "object",
+    "required": ["month", "time_zone", "rows", "models", "totals"],
+    "properties": {
+        "month": {"type": "string", "description": "YYYY-MM"},
+        "time_zone": {"type": "string"},
+        "rows": {
+            "type": "array",
+            "description": "per day, model, connection and key",
+            "items": {
+                "type": "object",
+                "required": ["day", "alias", "connection", "key", *_USAGE_SUMS],
+                "properties": {
+                    "day": {"type": "string", "description": "YYYY-MM-DD"},
+                    "alias": {"type": "string"},
+                    "connection": {"type": "string"},
+                    "key": {"type": "string"},
+                    **_USAGE_SUMS,
+                },
+            },
+        },
+        "models": {"type": "array", "items": {"type": "object", "properties": _USAGE_SUMS}},
+        "totals": {"type": "object", "properties": _USAGE_SUMS},
+    },
+}
+
+
+_IDS: Schema = {"type": "array", "items": {"type": "string"}}
+PENDING_REQUEST: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "calls": {**_IDS, "maxItems": 1000},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+    },
+}
+# Another key's call is `unknown`, in the same words as one that does not exist.
+PENDING: Schema = {
+    "type": "object",
+    "required": ["pending"],
+    "properties": {
+        "pending": _IDS,
+        "judged": _IDS,
+        "unanswered": _IDS,
+        "unknown": _IDS,
+        "owed": {"type": "array", "items": {"type": "object"}},
+    },
+}
+PANEL_PAGE: Schema = {
+    "type": "object",
+    "required": ["panels", "next", "owed", "owed_capped"],
+    "properties": {
+        "panels": {"type": "array", "items": ref("PanelRecord")},
+        "next": {"type": ["string", "null"], "description": "`before` for the next page"},
+        "owed": {"type": "integer", "description": "answered, unjudged seats (newest 2,000)"},
+        "owed_capped": {"type": "boolean", "description": "older seats were not counted"},
+    },
+}
+
+
+SCHEMAS: dict[str, Schema] = {
+    "Verdict": VERDICT,
+    "Recorded": RECORDED,
+    "PendingRequest": PENDING_REQUEST,
+    "Pending": PENDING,
+    "CallRecord": CALL_RECORD,
+    "PanelRecord": PANEL_RECORD,
+    "ConversationRecord": CONVERSATION_RECORD,
+    "PanelPage": PANEL_PAGE,
+}
+# (ModelList, from the OpenAI part, sits between these and the figures in the description)
+FIGURES: dict[str, Schema] = {"BenchModels": BENCH_MODELS, "BenchUsage": BENCH_USAGE}
+
+PATHS: dict[str, Any] = {
+    "/bench/verdict": {
+        "post": operation(
+            "A verdict on a call",
+            json_reply("Recorded", "recorded"),
+            "Verdict",
+            ("400", "401"),
+            mine=True,
+        )
+    },
+    "/bench/pending": {
+        "post": operation(
+            "Which calls are answered and unjudged (without calls: the newest owed)",
+            json_reply("Pending", "the calls sorted by verdict state"),
+            "PendingRequest",
+            ("400", "401"),
+        )
+    },
+    "/bench/panels": {
+        "get": {
+            **operation(
+                "Recent panels, newest first, with every seat",
+                json_reply("PanelPage", "a page of panels"),
+                errors=("400", "401", "404"),
+                mine=True,
+            ),
+            "parameters": [
+                query("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
+                query("before", {"type": "string"}, "the `next` of the previous page"),
+                query("owed", {"type": "boolean"}, "only panels owing a verdict"),
+            ],
+        }
+    },
+    "/bench/panels/{panel}": {
+        "get": {
+            **operation(
+                "A panel as recorded",
+                json_reply("PanelRecord", "the panel"),
+                errors=("401",),
+                mine=True,
+            ),
+            "parameters": [
+                {
+                    "name": "panel",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string"},
+                }
+            ],
+        }
+    },
+    "/bench/calls/{call}": {
+        "get": {
+            **operation(
+                "One seat's record",
+                json_reply("CallRecord", "the call"),
+                errors=("401",),
+                mine=True,
+            ),
+            "parameters": [
+                {
+                    "name": "call",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string"},
+                }
+            ],
+        }
+    },
+    "/bench/conversations/{conversation}": {
+        "get": {
+            **operation(
+                "A route conversation and its turns",
+                json_reply("ConversationRecord", "the conversation"),
+                errors=("401",),
+                mine=True,
+            ),
+            "parameters": [
+                {
+                    "name": "conversation",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string"},
+                }
+            ],
+        }
+    },
+    "/bench/models": {
+        "get": operation(
+            "Every model's figures", json_reply("BenchModels", "the models"), errors=("401",)
+        )
+    },
+    "/bench/usage": {
+        "get": {
+            **operation(
+                "Calls, tokens and errors per day, model, connection and key",
+                json_reply("BenchUsage", "the month's usage (a key's own; local: all)"),
+                errors=("400", "401"),
+            ),
+            "parameters": [
+                {
+                    "name": "month",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"},
+                }
+            ],
+        }
+    },
+}

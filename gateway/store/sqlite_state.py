@@ -1,0 +1,131 @@
+"""What the SQLite store keeps besides the records: gateway keys, and the context windows and
+rate limits learned from providers (kept across restarts)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any, cast
+
+from gateway.store.sqlite_writer import SqliteWriter
+
+
+class SqliteState(SqliteWriter):
+    # Gateway keys: only the SHA-256 of a key is ever stored.
+
+    async def add_key(self, key: dict[str, Any]) -> bool:
+        return await self._run(self._add_key, key)
+
+    def _add_key(self, key: dict[str, Any]) -> bool:
+        assert self._db is not None
+        try:
+            self._db.execute(
+                "INSERT INTO gateway_keys (name, digest, last4, collections, rpm, created) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key["name"],
+                    key["digest"],
+                    key["last4"],
+                    None if key["collections"] is None else json.dumps(key["collections"]),
+                    key["rpm"],
+                    key["created"],
+                ),
+            )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    async def keys(self) -> list[dict[str, Any]]:
+        return await self._run(self._select_keys, "1 = 1", ())
+
+    async def key_by_digest(self, digest: str) -> dict[str, Any] | None:
+        """Asked on every keyed request, and never cached (a revoked key is refused at once, in
+        every worker). One read of a UNIQUE index on a small table that stays in memory, so it is
+        read right here, on a connection of its own: ~10 us, where a trip through the writer
+        thread costs ~0.1-0.2 ms and waits behind whatever records are being written. Should
+        the store be busy (WAL readers rarely are), the writer thread reads it instead."""
+        where, args = "digest = ? AND revoked IS NULL", (digest,)
+        try:
+            found = self._select_keys(where, args, self._keys)
+        except sqlite3.OperationalError:
+            found = await self._run(self._select_keys, where, args)
+        return found[0] if found else None
+
+    def _select_keys(
+        self, where: str, args: tuple[Any, ...], db: sqlite3.Connection | None = None
+    ) -> list[dict[str, Any]]:
+        db = db or self._db
+        assert db is not None
+        rows = db.execute(
+            f"SELECT name, digest, last4, collections, rpm, created, last_used, revoked "
+            f"FROM gateway_keys WHERE {where} ORDER BY created",
+            args,
+        ).fetchall()
+        return [_key(r) for r in rows]
+
+    async def revoke_key(self, name: str) -> bool:
+        return await self._run(self._revoke_key, name)
+
+    def _revoke_key(self, name: str) -> bool:
+        assert self._db is not None
+        cursor = self._db.execute(
+            "UPDATE gateway_keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
+            (time.time(), name),
+        )
+        return cursor.rowcount > 0
+
+    async def touch_key(self, name: str, when: float) -> None:
+        await self._run(
+            lambda: cast(sqlite3.Connection, self._db).execute(
+                "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
+            )
+        )
+
+    # Context windows learned from providers' "maximum context length is N" errors.
+
+    async def learn_window(self, alias: str, window: int) -> None:
+        await self._run(
+            lambda: cast(sqlite3.Connection, self._db).execute(
+                "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE SET "
+                "context_window = MIN(context_window, excluded.context_window), "
+                "learned = excluded.learned",
+                (alias, window, time.time()),
+            )
+        )
+
+    async def learned_windows(self) -> dict[str, int]:
+        rows = await self._run(
+            lambda: cast(sqlite3.Connection, self._db)
+            .execute("SELECT alias, context_window FROM learned_windows")
+            .fetchall()
+        )
+        return {alias: window for alias, window in rows}
+
+    # Quotas: cooldowns learned from providers (kept across restarts); the usage ledger is read
+    # from the calls themselves (SqliteStore.day_counts).
+
+    async def learn_limit(self, limit: dict[str, Any]) -> None:
+        await self._run(
+            lambda: cast(sqlite3.Connection, self._db).execute(
+                "INSERT INTO learned_limits VALUES (?, ?, ?, ?, ?) ON CONFLICT (alias) DO UPDATE "
+                "SET until = excluded.until, why = excluded.why, source = excluded.source, "
+                "learned = excluded.learned",
+                (limit["alias"], limit["until"], limit["why"], limit["source"], time.time()),
+            )
+        )
+
+    async def learned_limits(self, now: float) -> list[dict[str, Any]]:
+        rows = await self._run(
+            lambda: cast(sqlite3.Connection, self._db).execute(
+                "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
+            ).fetchall()
+        )
+        return [dict(r) for r in rows]
+
+
+def _key(row: sqlite3.Row) -> dict[str, Any]:
+    found = dict(row)
+    if found["collections"] is not None:
+        found["collections"] = json.loads(found["collections"])
+    return found
