@@ -8,6 +8,7 @@
     .venv/bin/python benchmarks/compare.py --profile       # also py-spy our gateway
     .venv/bin/python benchmarks/compare.py --render        # only rewrite the doc from results
     .venv/bin/python benchmarks/compare.py --only replicas # PostgreSQL + Redis replicas
+    .venv/bin/python benchmarks/compare.py --only route    # route mode's turn against litellm
 
 Why one command: a performance claim nobody can re-run is an anecdote. This sets up the rivals
 in their own venvs under benchmarks/.venvs/ (from PyPI; nothing of theirs is copied into the
@@ -39,6 +40,7 @@ import measure_records  # noqa: E402
 import measure_speed  # noqa: E402
 import replicas  # noqa: E402
 import replicas_report  # noqa: E402
+import route_turn  # noqa: E402
 from context import Ctx  # noqa: E402
 from render_doc import ORDER, render  # noqa: E402
 from report import render_table  # noqa: E402
@@ -55,6 +57,7 @@ MEASURES = {
     "records": (measure_records.records, ()),
     "startup": (measure_cost.startup, ("proxy", "seed")),
     "replicas": (replicas.replicas, ()),
+    "route": (route_turn.route, ()),
 }
 NEEDS = {"fanout": ("seed",)}
 

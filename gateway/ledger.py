@@ -143,13 +143,17 @@ class Ledger:
                 self.board.write(_recent(alias, shape), fixed, recent[1])
 
     def evidence(
-        self, cooling: dict[str, float], shape: str, scarce: frozenset[str] = frozenset()
+        self,
+        cooling: dict[str, float],
+        shape: str,
+        scarce: frozenset[str] = frozenset(),
+        aliases: Iterable[str] | None = None,
     ) -> Evidence:
-        """Every model's standing, with its verdicts on *shape* (the one routing asks about);
-        *scarce*: models whose provider said few requests remain."""
+        """Every model's standing (or only *aliases*'), with its verdicts on *shape* (the one
+        routing asks about); *scarce*: models whose provider said few requests remain."""
         standings = {}
         with self.board.locked():
-            for alias in self.aliases:
+            for alias in self.aliases if aliases is None else aliases:
                 seated, last = self.board.numbers(_seated(alias))
                 useful, judged = self.board.numbers(_verdicts(alias, shape))
                 recent = self.board.numbers(_recent(alias, shape))

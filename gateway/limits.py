@@ -80,18 +80,23 @@ class RateLimits:
 
     # --- cooldowns ------------------------------------------------------------------------------
 
-    def cooling(self, now: float | None = None) -> dict[str, float]:
-        """alias -> cooldown end, for every model cooling now (its daily cap spent included)."""
+    def cooling(
+        self, now: float | None = None, aliases: Iterable[str] | None = None
+    ) -> dict[str, float]:
+        """alias -> cooldown end, for every model cooling now (its daily cap spent included);
+        *aliases*: only those models (a route turn asks about its collection's members)."""
         now = self.clock() if now is None else now
         found = {}
         today = quota_signals.day_of(now, self.zone)
+        if aliases is None:
+            aliases = (model.alias for model in self.config.catalog.models)
         with self.board.locked():
-            for model in self.config.catalog.models:
-                until = self.board.numbers(_cool(model.alias))[0]
+            for alias in aliases:
+                until = self.board.numbers(_cool(alias))[0]
                 if until > now:
-                    found[model.alias] = until
-                elif self._spent_today(model.alias, today) is not None:
-                    found[model.alias] = quota_signals.boundary(now, self.zone)
+                    found[alias] = until
+                elif self._spent_today(alias, today) is not None:
+                    found[alias] = quota_signals.boundary(now, self.zone)
         return found
 
     def cooldown_of(self, alias: str) -> Cooldown | None:

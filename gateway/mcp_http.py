@@ -15,7 +15,10 @@ mounted app's own lifespan never runs.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -121,11 +124,30 @@ def transport_security(config: Config) -> TransportSecuritySettings:
     )
 
 
+@contextlib.contextmanager
+def root_logging_kept() -> Iterator[None]:
+    """The root logger's handlers and level as they were before: the SDK's server configures
+    them when built (`logging.basicConfig` at INFO with a rich handler), and an app must leave
+    its process's logging to the process owner. Left at INFO, every litellm call also logged a
+    line of its own, rendered by rich: about an eighth of a worker's CPU under load."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for handler in root.handlers:
+            if handler not in handlers:
+                root.removeHandler(handler)
+                handler.close()
+        root.setLevel(level)
+
+
 class McpEndpoint:
     """The ASGI endpoint at /mcp: the caller's key checked, then the SDK's session manager."""
 
     def __init__(self, config: Config) -> None:
-        self.server = build_server(bench_of)
+        with root_logging_kept():
+            self.server = build_server(bench_of)
         # Built for its session manager; the app it returns is not mounted (its lifespan would
         # never run): the gateway routes /mcp here and runs the manager in its own lifespan.
         # Stateless: each request stands alone (progress still streams on the POST's own

@@ -42,6 +42,8 @@ _BODY_WAIT = re.compile(
 )
 _BODY_RESET = re.compile(r"x-ratelimit-reset[\"']?\s*[:=]\s*[\"']?(\d+(?:\.\d+)?)", re.I)
 _WRAPPING = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+")
+# every header read below starts with one of these
+_STATING = ("x-ratelimit", "ratelimit", "retry-after")
 _WORDS = {"second": 1.0, "sec": 1.0, "minute": 60.0, "min": 60.0, "hour": 3600.0}
 
 
@@ -78,6 +80,9 @@ class Stated:
             name, when, _ = min(self.resets, key=lambda r: r[1])
             return name, when
         return None
+
+
+_NOTHING = Stated()
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ def reset_time(text: str, now: float) -> float | None:
 def read_headers(headers: Mapping[str, str], now: float) -> Stated:
     """The limits a reply's headers state (names in any case)."""
     h = {str(k).lower(): str(v) for k, v in headers.items()}
+    if not any(name.startswith(_STATING) for name in h):
+        return _NOTHING  # a reply stating no limit (a local server's) is read no further
     retry_at = _retry_at(h, now)
     resets: list[tuple[str, float, bool]] = []
     remaining = _int(h.get("x-ratelimit-remaining-requests"))

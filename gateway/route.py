@@ -218,8 +218,8 @@ async def start_turn(
     key = (ask.collection, key_name, *_opening(ask.messages))
     held = await runtime.live.begin_turn(key, members, client)
     now = runtime.clock()
-    cooling = runtime.rate_limits.cooling(now)
-    evidence = runtime.ledger.evidence(cooling, shape)
+    cooling = runtime.rate_limits.cooling(now, members)
+    evidence = runtime.ledger.evidence(cooling, shape, aliases=members)
     figures = {
         m: MemberFigures(
             useful=evidence.standings[m].useful.get(shape, 0),

@@ -233,6 +233,9 @@ def test_serve_and_simulate_run_as_processes_and_log_each_request_without_secret
     assert f"workers: {os.cpu_count()}" in served and "state: board " in served
     assert "collections (2): bench/design, bench/reviewers" in served
     assert "models (" in served and "kimi (moonbase)" in served
+    # every line in one format: no line of litellm's own for each seat call (nor rich's)
+    assert "LiteLLM" not in served
+    assert all(re.match(r"^[A-Z]+: ", line) for line in served.splitlines() if line.strip())
 
     simulated = sim_log.read_text()
     assert f"Simulated upstream on http://127.0.0.1:{sim_port}/v1" in simulated

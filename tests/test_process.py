@@ -86,3 +86,37 @@ print(json.dumps([before, after]))
     before, (threshold, frozen, interval) = json.loads(done.stdout.splitlines()[-1])
     assert before == list(gc.get_threshold())  # untouched until the app has started
     assert threshold == [50_000, 20, 10] and frozen and interval == 0.0005
+
+
+def test_building_an_app_leaves_the_root_logger_as_the_process_had_it(tmp_path):
+    """The MCP SDK's server configures the root logger when built (INFO, a rich handler); left
+    so, every litellm call in a served gateway logged a line of its own. In a fresh interpreter
+    (pytest's own handlers on the root would hide a change), nothing about it may change."""
+    config = {
+        "model_list": [
+            {"model_name": "m", "litellm_params": {"model": "openai/m", "api_base": "http://x"}}
+        ],
+        "collections": {"c": {"members": ["m"]}},
+        "store": f"sqlite:///{tmp_path / 'records.db'}",
+    }
+    script = f"""
+import json, logging
+from pathlib import Path
+from gateway import process
+process.set_environment()
+from gateway.app import create_app
+from gateway.settings import parse_config
+root = logging.getLogger()
+before = [root.level, [type(h).__name__ for h in root.handlers]]
+create_app(parse_config({config!r}, base=Path({str(tmp_path)!r})))
+after = [root.level, [type(h).__name__ for h in root.handlers]]
+print(json.dumps([before, after, logging.getLogger("LiteLLM").getEffectiveLevel()]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    before, after, litellm_level = json.loads(done.stdout.splitlines()[-1])
+    assert before == [30, []]  # Python's own: WARNING, no handler
+    assert after == before
+    assert litellm_level >= 30  # litellm's INFO line per call stays off

@@ -107,6 +107,20 @@ def test_remaining_and_limit_by_every_header_form(headers, remaining, limit):
     assert (stated.remaining, stated.limit) == (remaining, limit)
 
 
+def test_a_reply_with_only_ordinary_headers_states_nothing():
+    ordinary = {"Content-Type": "application/json", "Content-Length": "312", "Server": "uvicorn"}
+    stated = read_headers(ordinary, NOW)
+    assert stated.retry_at is None and stated.resets == () and stated.window_s is None
+    assert (stated.remaining, stated.limit, stated.wait_until()) == (None, None, None)
+    assert after_success(ordinary, NOW, 60.0) is None
+
+
+def test_a_limit_header_among_ordinary_ones_is_still_read():
+    headers = {"Server": "uvicorn", "Retry-After": "12", "X-RateLimit-Remaining-Requests": "0"}
+    stated = read_headers(headers, NOW)
+    assert (stated.retry_at, stated.remaining) == (NOW + 12, 0)
+
+
 @pytest.mark.parametrize(
     ("message", "period"),
     [

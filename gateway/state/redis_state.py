@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import itertools
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from gateway import quota_signals
@@ -63,7 +64,7 @@ class RedisState:
     def __init__(
         self,
         config: Config,
-        clock: Any,
+        clock: Callable[[], float],
         board: Board,
         parts: tuple[Ledger, RateLimits, Conversations, Gatekeeper],
         journal: list[list[Any]],
