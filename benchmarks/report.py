@@ -63,7 +63,7 @@ def row(label: str, goal: str, cells: dict, ratio: str = "") -> str:
 def render_table(results: dict) -> list[str]:
     """The comparison table, one or more rows per measure that has results."""
     lines = [HEADER, "|" + "---|" * 7]
-    for name in ("fanout", "perseat", "throughput", "scale", "records", "startup"):
+    for name in ("fanout", "perseat", "throughput", "scale", "records", "startup", "route"):
         found = results.get(name)
         if found:
             lines += _ROWS[name](found["figures"], found.get("options", {}))
@@ -234,6 +234,56 @@ def _startup(f: dict, o: dict) -> list[str]:
     return [row("Start-up: launch to first 200 on its health route (s)", "≤ 5 s", cells, ratio)]
 
 
+def _route(f: dict, o: dict) -> list[str]:
+    ms = lambda key, digits=2: fmt(f.get(key), digits, " ms")  # noqa: E731
+    over = lambda key: "+" + fmt(f.get(key), 1, " ms")  # noqa: E731
+    return [
+        row(
+            f"Route turn (`bench/<c>:route`, one {o.get('latency_s')} s member): wall time ÷ a "
+            "direct litellm call to the member",
+            "≤ 1.05",
+            {"bare": ms("direct_ms", 1), "ours": ms("route_ms", 1)},
+            fmt(f.get("wall_ratio"), 3) + verdict(f.get("wall_ratio"), 1.05, at_most=True),
+        ),
+        row(
+            "… gateway CPU per plain turn ÷ the bare litellm call's (a script's "
+            "`litellm.acompletion`, own process, same calls)",
+            "≤ 1.2× bare",
+            {"bare": ms("bare_cpu_ms"), "ours": ms("gw_cpu_ms")},
+            "ours/bare " + fmt(f.get("cpu_ratio")) + verdict(f.get("cpu_ratio"), 1.2, at_most=True),
+        ),
+        row(
+            "… litellm driven as the gateway drives it (uvloop, inline set-up, shared session): "
+            "CPU per call",
+            "(for reference)",
+            {"bare": ms("driven_cpu_ms")},
+            "ours/that " + fmt(f.get("cpu_vs_driven")),
+        ),
+        row(
+            "… CPU per streamed turn (every chunk relayed) ÷ the bare litellm call streamed",
+            "(for reference)",
+            {"bare": ms("bare_stream_cpu_ms"), "ours": ms("gw_stream_cpu_ms")},
+            "ours/bare " + fmt(f.get("stream_cpu_ratio")),
+        ),
+        row(
+            "… time to first text of a streamed turn, over the member's own "
+            f"({fmt(f.get('ttfb_member_ms'), 1, ' ms')})",
+            "≤ +10 ms",
+            {
+                "bare": f"litellm alone {over('ttfb_litellm_over_ms')}; as the gateway drives "
+                f"it {over('ttfb_litellm_as_gateway_over_ms')}",
+                "ours": over("ttfb_route_over_ms"),
+            },
+            over("ttfb_route_over_ms") + verdict(f.get("ttfb_route_over_ms"), 10, at_most=True),
+        ),
+        row(
+            "… one more HTTP hop: a relay with nothing in it (uvicorn and aiohttp passing bytes)",
+            "(for reference)",
+            {"bare": over("ttfb_relay_over_ms")},
+        ),
+    ]
+
+
 _ROWS = {
     "fanout": _fanout,
     "perseat": _perseat,
@@ -241,4 +291,5 @@ _ROWS = {
     "scale": _scale,
     "records": _records,
     "startup": _startup,
+    "route": _route,
 }

@@ -80,6 +80,7 @@ def create_app(
         except BaseException:
             await runtime.store.close()  # (spilled rows stay on disk for the next start)
             raise
+        await runtime.live.start()  # with Redis: seeded from the board, or the board from it
         if way_out is not None:
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
@@ -89,6 +90,7 @@ def create_app(
         finally:
             runtime.ready = False
             await _drain(runtime, config.gateway.drain_timeout_s)
+            await runtime.live.close()
             await runtime.bodies.close()
             if way_out is not None:
                 await way_out.close()

@@ -131,6 +131,12 @@ class Board:
             _NUMBERS.pack_into(self._buffer, at, now_a + a, now_b + b)
             return now_a + a, now_b + b
 
+    def named_cells(self) -> list[tuple[str, float, float, str]]:
+        """Every cell this process has named: (name, a, b, text). A private board's are all of
+        them (a shared live state seeds Redis from them)."""
+        with self.locked():
+            return [(name, *self.numbers(name), self.text(name)) for name in list(self._where)]
+
     def _new_cell(self, name: str) -> int:
         """The cell for `name`, made if it is new (or BoardFull)."""
         index = self._cell(name, create=True)

@@ -89,6 +89,7 @@ async def index(request: Request) -> Response:
         raise NotFound(f"Unknown panel {before!r} in `before`.", param="before") from None
     keys = await runtime.store.keys()
     usage = await usage_section(runtime, request.query_params.get("month"))
+    await runtime.live.refresh()
     context = {
         "csrf": token,
         "page": panels,

@@ -94,6 +94,7 @@ class Fanout:
         *,
         counts: bool = True,
         stream: bool = False,
+        permits: dict[str, Permit | Refused] | None = None,
     ) -> None:
         self.runtime = runtime
         self.panel_id = panel_id
@@ -104,6 +105,7 @@ class Fanout:
         self.on_finish = on_finish
         self.counts = counts  # False for calls that are not panel seats (the merger)
         self.stream = stream  # stream the upstream calls
+        self.permits = dict(permits or {})  # seat -> its rpm slot, taken as it was seated
         self.reserves = list(plan.reserves)
         self.reserve_number = plan.reserves_used
         self.results: list[SeatResult] = []
@@ -156,7 +158,7 @@ class Fanout:
             replaces=replaces,
             started=runtime.clock(),
         )
-        permit = runtime.rate_limits.acquire(alias)
+        permit = self.permits.pop(seat, None) or await runtime.live.acquire(alias)
         if isinstance(permit, Refused) and self._may_pace(seat, permit):
             permit = await self._pace(seat, alias, permit)
         if isinstance(permit, str):
@@ -238,7 +240,7 @@ class Fanout:
         give_up = time.monotonic() + runtime.config.gateway.pace_wait_s + 1.0
         while runtime.clock() < end and time.monotonic() < give_up:
             await asyncio.sleep(min(0.02, max(0.001, end - runtime.clock())))
-        permit = runtime.rate_limits.acquire(alias)
+        permit = await runtime.live.acquire(alias)
         if not isinstance(permit, str):
             self.notes.append(
                 f"{seat} ({alias}) waited {refused.frees_in:.1f} s for its rpm slot rather than "
@@ -260,6 +262,7 @@ class Fanout:
     async def _finished(self, result: SeatResult) -> None:
         if result.status == SeatStatus.OK and self.counts:
             self.runtime.ledger.answered(result.alias)
+        await self.runtime.live.flush()  # the slot released, the answer counted, what was learned
         try:
             await self.runtime.store.add_call(result.row())
         except Exception:

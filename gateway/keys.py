@@ -111,6 +111,7 @@ class Gatekeeper:
         self.required = required
         self.board = board  # a key's rpm counts its requests to every worker
         self.clock = clock
+        self.spends = True  # False: a shared live state spends the rpm as it seats (gateway/state)
         self._touched: dict[str, float] = {}
 
     async def client(self, request: Request, *, google: bool = False) -> Client:
@@ -147,7 +148,7 @@ class Gatekeeper:
         shape or alias, a prompt too large, nothing to seat, ...) gives the request back: only
         requests that reach the models count."""
         client.check(collection)
-        slots = self._spend(client)
+        slots = self.spend(client) if self.spends else []
         try:
             yield
         except GatewayError:
@@ -155,12 +156,13 @@ class Gatekeeper:
                 self.board.forget(slots)
             raise
 
-    def _spend(self, client: Client) -> list[int]:
+    def spend(self, client: Client) -> list[int]:
+        """One request from the key's rpm, on the board: the slots taken, or 429."""
         cap = client.rpm
         if not cap:
             return []
         now = self.clock()
-        ring = f"key:{client.name}"
+        ring = key_ring(client)
         with self.board.locked():
             try:
                 taken = self.board.take([(ring, cap)], now, in_flight=False)
@@ -168,13 +170,21 @@ class Gatekeeper:
                 log.error("no room on the board to count key %r's rpm", client.name)
                 return []
             if isinstance(taken, str):
-                oldest = self.board.oldest(ring, cap, now) or now
-                wait = max(1, int(oldest + WINDOW_S - now) + 1)
-                raise TooManyRequests(
-                    f"Gateway key {client.name!r} is over its {cap} requests per minute.",
-                    headers={"Retry-After": str(wait)},
-                )
+                raise over_rpm(client, self.board.oldest(ring, cap, now), now)
         return taken
+
+
+def key_ring(client: Client) -> str:
+    return f"key:{client.name}"
+
+
+def over_rpm(client: Client, oldest: float | None, now: float) -> TooManyRequests:
+    """429 for a key over its rpm, with the seconds until its oldest request leaves the minute."""
+    wait = max(1, int((oldest or now) + WINDOW_S - now) + 1)
+    return TooManyRequests(
+        f"Gateway key {client.name!r} is over its {client.rpm} requests per minute.",
+        headers={"Retry-After": str(wait)},
+    )
 
 
 def _unauthorized(message: str) -> Unauthorized:

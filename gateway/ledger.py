@@ -15,9 +15,10 @@ from typing import Any, TypedDict
 
 from gateway.board import Board
 from routing import Evidence, Standing
-from routing.evidence import recent_after, recent_from_totals
+from routing.evidence import DECAY, recent_after, recent_from_totals
 
 _LOADED, _LATEST = "ledger:loaded", "ledger:latest"
+LATEST = _LATEST  # the time of the latest seating (a shared state marks seats with it too)
 
 
 class Figures(TypedDict):
@@ -31,10 +32,18 @@ class Figures(TypedDict):
 
 
 class Ledger:
-    def __init__(self, board: Board, aliases: Iterable[str], shapes: Iterable[str]) -> None:
+    def __init__(
+        self,
+        board: Board,
+        aliases: Iterable[str],
+        shapes: Iterable[str],
+        journal: list[list[Any]] | None = None,
+    ) -> None:
         self.board = board
         self.aliases = tuple(aliases)
         self.shapes = frozenset(shapes)
+        # A shared live state (gateway/state) sends these changes on; None: the board is all.
+        self.journal = journal
 
     @property
     def loaded(self) -> bool:
@@ -80,6 +89,12 @@ class Ledger:
     def seated(self, alias: str, now: float) -> float:
         """Mark a model seated; times are made strictly increasing so the order of seating is kept
         even when the clock has not moved between two panels."""
+        if self.journal is not None:
+            self.journal.append(seated_op([alias], now))
+        return self.mark(alias, now)
+
+    def mark(self, alias: str, now: float) -> float:
+        """`seated` on the board alone (a shared state sends the mark itself)."""
         with self.board.locked():
             at = max(now, self.board.numbers(_LATEST)[0] + 1e-6)
             self.board.write(_LATEST, at)
@@ -88,6 +103,8 @@ class Ledger:
 
     def learn_window(self, alias: str, window: int) -> bool:
         """Remember a provider's stated context window; it only ever goes down."""
+        if self.journal is not None:
+            self.journal.append(["lower", _window(alias), window])
         with self.board.locked():
             known = self.board.numbers(_window(alias))[0]
             if known and known <= window:
@@ -100,6 +117,8 @@ class Ledger:
 
     def answered(self, alias: str) -> None:
         self.board.add(_answered(alias), 1)
+        if self.journal is not None:
+            self.journal.append(["add", _answered(alias), 1, 0])
 
     def verdict(self, alias: str, shape: str, useful: bool, previous: bool | None) -> None:
         """Count a verdict, replacing the call's previous one (None: it had none). The recent
@@ -107,6 +126,12 @@ class Ledger:
         verdict is corrected where it stands."""
         useful_change = (1 if useful else 0) - (1 if previous else 0)
         judged_change = 1 if previous is None else 0
+        if self.journal is not None:
+            cells = [_verdicts(alias, shape), _verdicts(alias), _recent(alias, shape)]
+            replaced = previous is not None
+            self.journal.append(
+                ["verdict", *cells, useful_change, judged_change, useful, replaced, DECAY]
+            )
         with self.board.locked():
             for cell in (_verdicts(alias, shape), _verdicts(alias)):
                 self.board.add(cell, useful_change, judged_change)
@@ -118,13 +143,17 @@ class Ledger:
                 self.board.write(_recent(alias, shape), fixed, recent[1])
 
     def evidence(
-        self, cooling: dict[str, float], shape: str, scarce: frozenset[str] = frozenset()
+        self,
+        cooling: dict[str, float],
+        shape: str,
+        scarce: frozenset[str] = frozenset(),
+        aliases: Iterable[str] | None = None,
     ) -> Evidence:
-        """Every model's standing, with its verdicts on *shape* (the one routing asks about);
-        *scarce*: models whose provider said few requests remain."""
+        """Every model's standing (or only *aliases*'), with its verdicts on *shape* (the one
+        routing asks about); *scarce*: models whose provider said few requests remain."""
         standings = {}
         with self.board.locked():
-            for alias in self.aliases:
+            for alias in self.aliases if aliases is None else aliases:
                 seated, last = self.board.numbers(_seated(alias))
                 useful, judged = self.board.numbers(_verdicts(alias, shape))
                 recent = self.board.numbers(_recent(alias, shape))
@@ -153,6 +182,15 @@ class Ledger:
             "judged": int(judged),
             "last_seated": float(last) if seated else None,
         }
+
+
+def seated_op(aliases: list[str], now: float) -> list[Any]:
+    """The shared state's operation for `seated` (gateway/state/live.lua)."""
+    return ["seated", _LATEST, [_seated(a) for a in aliases], now]
+
+
+def seated_cell(alias: str) -> str:
+    return _seated(alias)
 
 
 def _seated(alias: str) -> str:

@@ -54,10 +54,19 @@ class Permit:
 class RateLimits:
     """Cooldowns and rpm/rpd caps on the board. (Panel sizes are routing's PanelLimits.)"""
 
-    def __init__(self, config: Config, clock: Callable[[], float], board: Board) -> None:
+    def __init__(
+        self,
+        config: Config,
+        clock: Callable[[], float],
+        board: Board,
+        journal: list[list[Any]] | None = None,
+    ) -> None:
         self.config = config
         self.clock = clock
         self.board = board
+        # A shared live state (gateway/state) sends these changes on; None: the board is all.
+        self.journal = journal
+        self.used = board.used  # calls counted against a ring now (a shared state counts its own)
         self.zone = config.gateway.quota_day_tz
         self._model_caps = dict(config.model_rpm)
         self._connection_caps = {
@@ -71,18 +80,23 @@ class RateLimits:
 
     # --- cooldowns ------------------------------------------------------------------------------
 
-    def cooling(self, now: float | None = None) -> dict[str, float]:
-        """alias -> cooldown end, for every model cooling now (its daily cap spent included)."""
+    def cooling(
+        self, now: float | None = None, aliases: Iterable[str] | None = None
+    ) -> dict[str, float]:
+        """alias -> cooldown end, for every model cooling now (its daily cap spent included);
+        *aliases*: only those models (a route turn asks about its collection's members)."""
         now = self.clock() if now is None else now
         found = {}
         today = quota_signals.day_of(now, self.zone)
+        if aliases is None:
+            aliases = (model.alias for model in self.config.catalog.models)
         with self.board.locked():
-            for model in self.config.catalog.models:
-                until = self.board.numbers(_cool(model.alias))[0]
+            for alias in aliases:
+                until = self.board.numbers(_cool(alias))[0]
                 if until > now:
-                    found[model.alias] = until
-                elif self._spent_today(model.alias, today) is not None:
-                    found[model.alias] = quota_signals.boundary(now, self.zone)
+                    found[alias] = until
+                elif self._spent_today(alias, today) is not None:
+                    found[alias] = quota_signals.boundary(now, self.zone)
         return found
 
     def cooldown_of(self, alias: str) -> Cooldown | None:
@@ -94,6 +108,11 @@ class RateLimits:
                 source = self.board.text(_source(alias))
                 cooldown = Cooldown(until, self.board.text(_cool(alias)), source)
             spent = self._spent_today(alias, quota_signals.day_of(now, self.zone))
+        return self.longer(cooldown, spent, now)
+
+    def longer(self, cooldown: Cooldown | None, spent: str | None, now: float) -> Cooldown | None:
+        """A model's cooldown, or its spent daily cap (why) cooling it to the day's end, if
+        that ends later."""
         if spent is not None:
             end = quota_signals.boundary(now, self.zone)
             if cooldown is None or cooldown.until < end:
@@ -127,12 +146,15 @@ class RateLimits:
         if model is not None and connection is not None and connection.cool_together:
             shared = model.connection
             targets = [m.alias for m in self.config.catalog.models if m.connection == shared]
+        texts = {t: why if t == alias else f"{why} (via {alias})" for t in targets}
         with self.board.locked():
-            for target in targets:
+            for target, text in texts.items():
                 if self.board.numbers(_cool(target))[0] < until:
-                    text = why if target == alias else f"{why} (via {alias})"
                     self.board.write(_cool(target), until, text=text)
                     self.board.write(_source(target), 0.0, text=source)
+        if self.journal is not None:
+            cells = [[_cool(t), _source(t), until, text, source] for t, text in texts.items()]
+            self.journal.append(["cool", cells])
         return until
 
     def learn(self, alias: str, learned: Learned) -> float:
@@ -152,11 +174,12 @@ class RateLimits:
         if stated.remaining is None:
             return None
         reset = stated.requests_reset
+        figures = (0.0, 0.0)
         if quota_signals.scarce(stated):
-            end = reset[1] if reset else now + WINDOW_S
-            self.board.write(_scarce(alias), float(stated.remaining), end)
-        else:
-            self.board.write(_scarce(alias), 0.0, 0.0)
+            figures = (float(stated.remaining), reset[1] if reset else now + WINDOW_S)
+        self.board.write(_scarce(alias), *figures)
+        if self.journal is not None:
+            self.journal.append(["set", _scarce(alias), *figures, ""])
         learned = quota_signals.after_success(headers, now, self.config.gateway.cooldown_default_s)
         if learned is not None:
             self.learn(alias, learned)
@@ -178,35 +201,49 @@ class RateLimits:
         """A permit to call `alias` now, or the reason it may not be called. A permit counts
         the call against the day's rpd counts."""
         now = self.clock()
+        rings = self.rings_of(alias)
+        with self.board.locked():
+            cooldown = self.cooldown_of(alias)
+            if cooldown is not None:
+                return cooling_for(cooldown, now)
+            taken = self.board.take(rings, now) if rings else []
+            if not isinstance(taken, str):
+                today = float(quota_signals.day_of(now, self.zone))
+                for cell in self.day_cells(alias):
+                    self._count(cell, today)
+        if isinstance(taken, str):
+            return self.over(alias, taken, self.board.oldest(taken, dict(rings)[taken], now), now)
+        return Permit(self.board, taken, self.clock)
+
+    def rings_of(self, alias: str) -> list[tuple[str, int]]:
+        """The rpm windows a call of *alias* takes a slot in: (name, cap)."""
         connection = self._connection_of.get(alias)
         rings: list[tuple[str, int]] = []
         if alias in self._model_caps:
             rings.append((f"model:{alias}", self._model_caps[alias]))
         if connection is not None and connection in self._connection_caps:
             rings.append((f"connection:{connection}", self._connection_caps[connection]))
-        with self.board.locked():
-            cooldown = self.cooldown_of(alias)
-            if cooldown is not None:
-                return Refused(f"cooling for {cooldown.until - now:.1f} s more ({cooldown.why})")
-            taken = self.board.take(rings, now) if rings else []
-            if not isinstance(taken, str):
-                today = float(quota_signals.day_of(now, self.zone))
-                self._count(_day(f"model:{alias}"), today)
-                if connection is not None:
-                    self._count(_day(f"connection:{connection}"), today)
-        if isinstance(taken, str):
-            cap = dict(rings)[taken]
-            where = "the model" if taken.startswith("model:") else f"the connection {connection}"
-            refused = Refused(f"over its rpm cap ({cap}/min on {where})")
-            oldest = self.board.oldest(taken, cap, now)
-            if oldest is not None and oldest + WINDOW_S > now:
-                refused.frees_in = oldest + WINDOW_S - now
-            return refused
-        return Permit(self.board, taken, self.clock)
+        return rings
+
+    def day_cells(self, alias: str) -> list[str]:
+        """The day counts a call of *alias* adds one to."""
+        connection = self._connection_of.get(alias)
+        cells = [_day(f"model:{alias}")]
+        return cells if connection is None else [*cells, _day(f"connection:{connection}")]
+
+    def over(self, alias: str, ring: str, oldest: float | None, now: float) -> Refused:
+        """Refused: *ring* is full; a slot frees once its *oldest* call is a minute old."""
+        cap = dict(self.rings_of(alias))[ring]
+        connection = self._connection_of.get(alias)
+        where = "the model" if ring.startswith("model:") else f"the connection {connection}"
+        refused = Refused(f"over its rpm cap ({cap}/min on {where})")
+        if oldest is not None and oldest + WINDOW_S > now:
+            refused.frees_in = oldest + WINDOW_S - now
+        return refused
 
     def rpm_use(self, alias: str) -> int | None:
         cap = self._model_caps.get(alias)
-        return self.board.used(f"model:{alias}", cap, self.clock()) if cap is not None else None
+        return self.used(f"model:{alias}", cap, self.clock()) if cap is not None else None
 
     def rpd_of(self, alias: str) -> int | None:
         return self._model_rpd.get(alias)
@@ -216,14 +253,24 @@ class RateLimits:
 
     def _spent_today(self, alias: str, today: int) -> str | None:
         """Why the model's daily cap (or its connection's) is spent, or None."""
+        for cell, cap, why in self.day_caps(alias):
+            if self._today(cell, today) >= cap:
+                return why
+        return None
+
+    def day_caps(self, alias: str) -> list[tuple[str, int, str]]:
+        """(day count, rpd cap, why when spent) for the model and its connection."""
+        caps = []
         cap = self._model_rpd.get(alias)
-        if cap is not None and self._today(_day(f"model:{alias}"), today) >= cap:
-            return f"daily cap spent ({cap}/day on the model, rpd in the config)"
+        if cap is not None:
+            why = f"daily cap spent ({cap}/day on the model, rpd in the config)"
+            caps.append((_day(f"model:{alias}"), cap, why))
         connection = self._connection_of.get(alias)
         cap = self._connection_rpd.get(connection) if connection else None
-        if cap is not None and self._today(_day(f"connection:{connection}"), today) >= cap:
-            return f"daily cap spent ({cap}/day on the connection {connection}, rpd in the config)"
-        return None
+        if cap is not None:
+            why = f"daily cap spent ({cap}/day on the connection {connection}, rpd in the config)"
+            caps.append((_day(f"connection:{connection}"), cap, why))
+        return caps
 
     def _today(self, cell: str, today: int) -> int:
         count, day = self.board.numbers(cell)
@@ -264,7 +311,22 @@ class RateLimits:
         cap = self._connection_caps.get(name)
         if cap is None:
             return None
-        return self.board.used(f"connection:{name}", cap, self.clock()), cap
+        return self.used(f"connection:{name}", cap, self.clock()), cap
+
+
+def cooling_for(cooldown: Cooldown, now: float) -> Refused:
+    return Refused(f"cooling for {cooldown.until - now:.1f} s more ({cooldown.why})")
+
+
+def capped_rings(config: Config) -> list[tuple[str, int]]:
+    """Every rpm window the config caps: (name, cap)."""
+    rings = [(f"model:{alias}", cap) for alias, cap in config.model_rpm.items()]
+    rings += [(f"connection:{n}", c.rpm) for n, c in config.connections.items() if c.rpm]
+    return rings
+
+
+def cool_cell(alias: str) -> str:
+    return _cool(alias)
 
 
 def _cool(alias: str) -> str:

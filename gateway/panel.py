@@ -33,12 +33,16 @@ from gateway.errors import (
     Unseatable,
 )
 from gateway.fanout import Fanout, SeatResult
+from gateway.keys import EVERYONE, Client
+from gateway.limits import Permit, Refused
 from gateway.merger import Merge, merge
 from gateway.reply import PanelFacts
 from gateway.runtime import Runtime
 from routing import Ask as RoutingAsk
 from routing import (
+    Evidence,
     NothingToSeat,
+    Panel,
     PromptTooLarge,
     Refusal,
     UnknownAlias,
@@ -102,12 +106,13 @@ def new_panel_id() -> str:
     return "p" + secrets.token_hex(6)
 
 
-async def seat(runtime: Runtime, ask: Ask, key_name: str = "local") -> PanelRun:
+async def seat(runtime: Runtime, ask: Ask, client: Client = EVERYONE) -> PanelRun:
     """Choose and mark the panel, put it on the record, and return its run (not yet started).
 
-    Choosing and marking happen in one event-loop step with no await between them, and under
-    the board's lock, so a panel arriving a moment later, in this worker or another, already
-    sees these seats taken and rotates to other models."""
+    Choosing and marking are one step of the live state (gateway/state): on the board, one
+    event-loop step under its lock; in Redis, one round trip. Either way a panel arriving a
+    moment later, in this worker or another, already sees these seats taken and rotates to
+    other models."""
     now = runtime.clock()
     panel_id = new_panel_id()
     catalog = runtime.config.catalog
@@ -124,18 +129,17 @@ async def seat(runtime: Runtime, ask: Ask, key_name: str = "local") -> PanelRun:
         seed=int(panel_id[1:], 16),
         images=ask.images,
     )
-    assert runtime.board is not None  # Runtime makes one of its own when given none
-    with runtime.board.locked():  # no other worker seats a panel in between
-        limits = runtime.rate_limits
-        evidence = runtime.ledger.evidence(limits.cooling(now), ask.shape, limits.scarce(now))
+
+    def choose(evidence: Evidence) -> Panel:
         try:
             plan = choose_panel(routing_ask, catalog, evidence, now)
         except Refusal as refusal:
             error = _REFUSALS.get(type(refusal), BadRequest)
             raise error(refusal.message, param=refusal.param) from None
-        plan = dataclasses.replace(plan, notes=notes + plan.notes)
-        for chair in plan.seats:
-            runtime.ledger.seated(chair.alias, now)
+        return dataclasses.replace(plan, notes=notes + plan.notes)
+
+    seating = await runtime.live.seat(choose, ask.shape, ask.nominees, client, now)
+    plan = seating.plan
     facts = PanelFacts(
         panel_id=panel_id,
         requested_model=ask.requested_model,
@@ -145,6 +149,19 @@ async def seat(runtime: Runtime, ask: Ask, key_name: str = "local") -> PanelRun:
         plan=plan,
         created=now,
     )
+    try:
+        await _record_panel(runtime, ask, plan, panel_id, now, client.name)
+    except BaseException:
+        for permit in seating.permits.values():
+            if not isinstance(permit, Refused):
+                permit.release()
+        raise
+    return PanelRun(runtime, facts, ask, seating.permits)
+
+
+async def _record_panel(
+    runtime: Runtime, ask: Ask, plan: Panel, panel_id: str, now: float, key_name: str
+) -> None:
     await runtime.store.add_panel(
         {
             "id": panel_id,
@@ -160,7 +177,6 @@ async def seat(runtime: Runtime, ask: Ask, key_name: str = "local") -> PanelRun:
             "reserves": list(plan.reserves),
         }
     )
-    return PanelRun(runtime, facts, ask)
 
 
 def _formatted(sampling: dict[str, Any]) -> bool:
@@ -177,7 +193,13 @@ class PanelRun:
     per-chunk CPU on the event loop (a streamed panel of five 200 KB answers took 32-41 s of
     it). `gateway.stream_seats: always` streams them anyway, for first-token times."""
 
-    def __init__(self, runtime: Runtime, facts: PanelFacts, ask: Ask) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        facts: PanelFacts,
+        ask: Ask,
+        permits: dict[str, Permit | Refused] | None = None,
+    ) -> None:
         self.runtime = runtime
         self.facts = facts
         self.ask = ask
@@ -191,6 +213,7 @@ class PanelRun:
             ask.sampling,
             on_finish=self._finished.put_nowait,
             stream=runtime.config.gateway.stream_seats == "always",
+            permits=permits,
         )
         self._task: asyncio.Task[Outcome] | None = None
 

@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.conversations import Conversations
 from gateway.errors import (
     NotFound,
     PanelFailed,
@@ -33,6 +32,7 @@ from gateway.errors import (
     UpstreamRateLimited,
     UpstreamTimeout,
 )
+from gateway.keys import EVERYONE, Client
 from gateway.runtime import Runtime
 from gateway.upstream.relay import chunks_of, close, max_output_of
 from routing import ROUTER_PANEL, content_text
@@ -192,13 +192,14 @@ class RouteTurn:
         self.recorded = True
         if row["status"] == "ok":
             self.runtime.ledger.answered(self.alias)
+        await self.runtime.live.flush("turn end")
         await self.runtime.store.add_call(row)
 
 
 async def start_turn(
     runtime: Runtime,
     ask: RouteAsk,
-    key_name: str,
+    client: Client = EVERYONE,
     rng: Callable[[], float] = random.random,
 ) -> RouteTurn:
     """Give the turn to the first member that starts answering; raise 429 (every member tried
@@ -213,13 +214,12 @@ async def start_turn(
         )
     members = collection.members
     shape = collection.shape or "general"
+    key_name = client.name
     key = (ask.collection, key_name, *_opening(ask.messages))
-    assert runtime.board is not None  # made in Runtime.__post_init__
-    conversations = Conversations(runtime.board, runtime.clock)
-    held = conversations.begin(key, members)
+    held = await runtime.live.begin_turn(key, members, client)
     now = runtime.clock()
-    cooling = runtime.rate_limits.cooling(now)
-    evidence = runtime.ledger.evidence(cooling, shape)
+    cooling = runtime.rate_limits.cooling(now, members)
+    evidence = runtime.ledger.evidence(cooling, shape, aliases=members)
     figures = {
         m: MemberFigures(
             useful=evidence.standings[m].useful.get(shape, 0),
@@ -253,7 +253,7 @@ async def start_turn(
     for alias in order:
         if tries >= config.gateway.route_tries:
             break
-        permit = runtime.rate_limits.acquire(alias)
+        permit = await runtime.live.acquire(alias)
         if isinstance(permit, str):
             failures.append(Failure(alias, "cooling", permit))
             continue
@@ -262,10 +262,11 @@ async def start_turn(
         try:
             if await _try(runtime, turn):
                 runtime.ledger.seated(alias, runtime.clock())
-                conversations.settle(key, members, alias)
+                runtime.live.settle_turn(key, members, alias)
                 return turn
         finally:
             permit.release()
+    await runtime.live.flush("turn end")  # the cooldowns learned on the way
     await _record_failed(runtime, ask, held.conversation, held.turn, shape, failures, began)
     raise _refusal(runtime, held.conversation, held.turn, failures)
 

@@ -15,11 +15,14 @@ from typing import Any
 from gateway.admission import Admission
 from gateway.board import Board
 from gateway.bodies import BodyReader
+from gateway.conversations import Conversations
 from gateway.health import Health
 from gateway.keys import Gatekeeper
 from gateway.ledger import Ledger
 from gateway.limits import RateLimits
 from gateway.settings import Config
+from gateway.state import LiveState
+from gateway.state.local import LocalState
 from gateway.store import RecordStore
 
 # (litellm params, messages, sampling, timeout, stream=) -> upstream.Answer
@@ -35,7 +38,9 @@ class Runtime:
     board: Board | None = None  # None: one of its own, sized for the config
     ledger: Ledger = field(init=False)
     rate_limits: RateLimits = field(init=False)
+    conversations: Conversations = field(init=False)  # route mode's
     gatekeeper: Gatekeeper = field(init=False)
+    live: LiveState = field(init=False)  # the board, or Redis mirrored on it (gateway/state)
     admission: Admission = field(init=False)  # this worker's panels and seat calls in flight
     bodies: BodyReader = field(init=False)  # heavy request bodies are read in a child process
     panels: set[asyncio.Task[object]] = field(default_factory=set)  # running, awaited on shutdown
@@ -45,13 +50,16 @@ class Runtime:
     open_turn: Callable[..., Awaitable[Any]] | None = None
 
     def __post_init__(self) -> None:
-        if self.board is None:
+        shared = self.config.state is not None
+        if self.board is None or shared:  # with Redis, each worker mirrors it on its own board
             self.board = Board.private(*board_size(self.config))
+        journal: list[list[Any]] | None = [] if shared else None  # changes Redis has yet to get
         catalog = self.config.catalog
-        self.ledger = Ledger(
-            self.board, (m.alias for m in catalog.models), (name for name, _ in catalog.shapes)
-        )
-        self.rate_limits = RateLimits(self.config, self.clock, self.board)
+        aliases = [m.alias for m in catalog.models]
+        shapes = [name for name, _ in catalog.shapes]
+        self.ledger = Ledger(self.board, aliases, shapes, journal)
+        self.rate_limits = RateLimits(self.config, self.clock, self.board, journal)
+        self.conversations = Conversations(self.board, self.clock, journal)
         settings = self.config.gateway
         self.admission = Admission(
             settings.max_panels_in_flight, settings.max_seats_in_flight, self.store.room
@@ -59,6 +67,13 @@ class Runtime:
         self.gatekeeper = Gatekeeper(
             self.store, self.config.gateway.require_keys, self.board, self.clock
         )
+        if journal is None:
+            self.live = LocalState(self.board, self.ledger, self.rate_limits, self.conversations)
+        else:
+            from gateway.state.redis_state import RedisState  # (redis is imported only if used)
+
+            parts = (self.ledger, self.rate_limits, self.conversations, self.gatekeeper)
+            self.live = RedisState(self.config, self.clock, self.board, parts, journal, self.health)
         self.bodies = BodyReader(self.config.gateway)
 
     def scrub(self, text: str | None) -> str | None:

@@ -33,7 +33,7 @@ async def start_panel(runtime: Runtime, client: Client, ask: Ask, ticket: Ticket
     """Seat *ask* for *client* (403 outside its scope, 429 over its rpm) and start the run,
     which holds *ticket* until it ends. A refusal seats nobody and calls nothing."""
     with runtime.gatekeeper.admitted(client, ask.collection):  # scope, then the key's rpm
-        run = await seat(runtime, ask, key_name=client.name)
+        run = await seat(runtime, ask, client)
     ticket.resize(len(run.facts.plan.seats))
     run.start().add_done_callback(ticket.release)
     return run

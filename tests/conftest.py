@@ -29,6 +29,7 @@ from gateway.serving import ServerThread  # noqa: E402
 from gateway.settings import parse_config  # noqa: E402
 from simulator import create_sim_app  # noqa: E402
 from tests.pg import own_pg_server, pg_server, pg_url  # noqa: E402, F401  (fixtures)
+from tests.redis_server import redis_server, redis_url  # noqa: E402, F401  (fixtures)
 
 # alias -> (served name, connection, role)
 MODELS = {
@@ -147,16 +148,20 @@ def make_gateway(sim, tmp_path: Path):
         store: Path | str | None = None,
         board: Path | None = None,
         clock: Callable[[], float] | None = None,
+        state: str | None = None,
         **gateway: Any,
     ):
         """*board*: a board file to share with other gateways, as workers do; *clock*: the
         gateway's time (cooldowns, rpm windows, records), the wall clock unless given; *store*:
-        a SQLite file, or a store's URL (postgresql://...)."""
+        a SQLite file, or a store's URL (postgresql://...); *state*: a live state's URL
+        (redis://...)."""
         raw = copy.deepcopy(raw) if raw is not None else bench_raw(sim.url, **gateway)
         if isinstance(store, str):
             raw["store"] = store
         else:
             raw["store"] = f"sqlite:///{store or tmp_path / 'records.db'}"
+        if state is not None:
+            raw["state"] = state
         config = parse_config(raw, base=tmp_path)
         shared = Board.attach(board) if board is not None else None
         gw = Gateway(ServerThread(create_app(config, board=shared, clock=clock)).start(), config)

@@ -4,6 +4,7 @@ the real gateway and litellm calling the simulated upstream."""
 from __future__ import annotations
 
 import json
+import time
 
 import anthropic
 import openai
@@ -260,3 +261,26 @@ def test_route_mode_in_a_format_without_it_says_so(crew, sim):
     assert response.status_code == 400
     assert "not available in the completions format" in response.json()["error"]["message"]
     assert sim.log() == []
+
+
+def test_a_client_that_leaves_mid_turn_ends_the_members_stream_and_the_turn_is_recorded(crew, sim):
+    sim.set("sim-alpha", chunk_delay_s=60, answer="one two three four five six")
+    body = {
+        "model": "bench/crew:route",
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    with crew.http.stream("POST", "/v1/chat/completions", json=body) as response:
+        conversation = response.headers["x-bench-conversation"]
+        for line in response.iter_lines():
+            if "one two three" in line:
+                break  # the first piece came; the member now takes a minute for the next
+    turns: list = []
+    for _ in range(200):  # the gateway notices the hang-up, ends the member's stream, records
+        turns = crew.http.get(f"/bench/conversations/{conversation}").json()["turns"]
+        if turns and sim.log("sim-alpha")[0]["outcome"] is not None:
+            break
+        time.sleep(0.05)
+    assert [(t["alias"], t["status"]) for t in turns] == [("alpha", "error")]
+    assert "hung up" in turns[0]["error"] and turns[0]["answer"] == "one two three "
+    assert sim.log("sim-alpha")[0]["outcome"] == "client_disconnected"

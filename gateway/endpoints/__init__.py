@@ -63,9 +63,14 @@ async def openapi_json(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
-    if not runtime_of(request).ready:
+    runtime = runtime_of(request)
+    if not runtime.ready:
         return JSONResponse({"status": "starting"}, status_code=503)
-    return JSONResponse(runtime_of(request).health.status())
+    body = runtime.health.status()
+    figures = runtime.live.figures()
+    if figures is not None:  # a shared state's round trips, for benchmarks and operators
+        body["state"] = figures
+    return JSONResponse(body)
 
 
 ROUTES = [

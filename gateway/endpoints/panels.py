@@ -111,7 +111,7 @@ async def start_route(
         )
     ask = reader(body, collection)
     with runtime.gatekeeper.admitted(client, collection):  # scope, then the key's rpm
-        return await route.start_turn(runtime, ask, client.name)
+        return await route.start_turn(runtime, ask, client)
 
 
 def _format_name(fmt: Format) -> str:

@@ -88,6 +88,7 @@ async def _record(
 async def bench_models(request: Request) -> Response:
     runtime = runtime_of(request)
     await runtime.gatekeeper.client(request)
+    await runtime.live.refresh()
     return JSONResponse({"models": model_rows(runtime)})
 
 

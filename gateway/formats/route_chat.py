@@ -10,7 +10,6 @@ broken-off turn for a whole one.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,6 +18,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from gateway.asking import SAMPLING, one_choice
 from gateway.errors import BadRequest, GatewayError
+from gateway.keepalive import Quiet, with_keepalive
 from gateway.route import RouteAsk, RouteTurn
 
 KEEP_ALIVE = b": keep-alive\n\n"
@@ -27,27 +27,8 @@ DONE = b"data: [DONE]\n\n"
 PASSED = ("tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
           "logprobs", "top_logprobs", "modalities", "metadata", "service_tier")  # fmt: skip
 _OURS = ("model", "messages", "stream", "stream_options", "bench", "with", "n")
-
-
-class Quiet:
-    """Nothing came for `gateway.keepalive_s`."""
-
-
-async def with_keepalive(items: AsyncIterator[Any], seconds: float) -> AsyncIterator[Any]:
-    """*items* as they come, and a `Quiet` whenever none came for *seconds* (the pending read
-    goes on: it is never cancelled, so no chunk is lost)."""
-    iterator = aiter(items)
-    while True:
-        pending = asyncio.ensure_future(anext(iterator))
-        while True:
-            done, _ = await asyncio.wait({pending}, timeout=seconds)
-            if done:
-                break
-            yield Quiet()
-        try:
-            yield pending.result()
-        except StopAsyncIteration:
-            return
+# Quiet and with_keepalive serve every route format; they live in gateway/keepalive.py.
+__all__ = ["Quiet", "read_route", "render_route", "stream", "with_keepalive"]
 
 
 def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
