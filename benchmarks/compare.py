@@ -7,6 +7,7 @@
     .venv/bin/python benchmarks/compare.py --only scale --scale-panels 300 --scale-seat-s 10
     .venv/bin/python benchmarks/compare.py --profile       # also py-spy our gateway
     .venv/bin/python benchmarks/compare.py --render        # only rewrite the doc from results
+    .venv/bin/python benchmarks/compare.py --only replicas # PostgreSQL + Redis replicas
     .venv/bin/python benchmarks/compare.py --only route    # route mode's turn against litellm
 
 Why one command: a performance claim nobody can re-run is an anecdote. This sets up the rivals
@@ -37,6 +38,8 @@ sys.path.insert(0, str(HERE))
 import measure_cost  # noqa: E402
 import measure_records  # noqa: E402
 import measure_speed  # noqa: E402
+import replicas  # noqa: E402
+import replicas_report  # noqa: E402
 import route_turn  # noqa: E402
 from context import Ctx  # noqa: E402
 from render_doc import ORDER, render  # noqa: E402
@@ -53,6 +56,7 @@ MEASURES = {
     "scale": (measure_speed.scale, ()),
     "records": (measure_records.records, ()),
     "startup": (measure_cost.startup, ("proxy", "seed")),
+    "replicas": (replicas.replicas, ()),
     "route": (route_turn.route, ()),
 }
 NEEDS = {"fanout": ("seed",)}
@@ -168,8 +172,11 @@ def main(argv: list[str] | None = None) -> int:
         measure_cost.cleanup(ctx)
         if not args.keep_work and not failed:
             shutil.rmtree(work, ignore_errors=True)
-    print("\n".join(render_table({k: v for k, v in results.items() if k in chosen})))
-    if not args.no_doc and any(k in results for k in ORDER):
+    if any(k in ORDER for k in chosen):
+        print("\n".join(render_table({k: v for k, v in results.items() if k in chosen})))
+    if "replicas" in chosen and "replicas" in results:
+        print("\n".join(replicas_report.table(results["replicas"])))
+    if not args.no_doc and any(k in results for k in (*ORDER, "replicas")):
         DOC.parent.mkdir(parents=True, exist_ok=True)
         _write_doc(render(results, command))
         ctx.log(f"wrote {DOC}")

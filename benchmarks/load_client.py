@@ -134,6 +134,28 @@ def _headers(extra: dict | None) -> dict:
     return {"Content-Type": "application/json", **(extra or {})}
 
 
+async def alternating(
+    urls: list[str], payload, n: int, check: Check, *, timeout_s: float = 60.0
+) -> list[LoadResult]:
+    """*n* requests to each of *urls*, one at a time, taking turns (the first of each round
+    rotating): on a machine others are using too, each target meets the same conditions, so
+    their difference is theirs and not the moment's. One result per url."""
+    body = json.dumps(payload).encode()
+    results = [LoadResult() for _ in urls]
+    async with _session(len(urls), timeout_s) as session:
+        cpu0, began = time.process_time(), time.monotonic()
+        for i in range(n):
+            for k in range(len(urls)):
+                which = (i + k) % len(urls)
+                sample = await _one(session, urls[which], body, _headers(None), check)
+                results[which].samples.append(sample)
+        wall = time.monotonic() - began
+    for result in results:
+        result.wall_s = wall
+        result.client_cpu = (time.process_time() - cpu0) / max(1e-9, wall)
+    return results
+
+
 async def sequential(
     url,
     payload,
@@ -165,8 +187,11 @@ async def closed_loop(
 ) -> LoadResult:
     """*concurrency* workers each send their next request when the last one returns, until
     *duration_s* has passed or *max_requests* were started. Requests started in the first
-    *warmup_s* are sent but not counted; wall_s covers only the counted window."""
+    *warmup_s* are sent but not counted; wall_s covers only the counted window. *url* may be a
+    list: requests then go to each in turn (round robin, as a load balancer would)."""
     body = json.dumps(payload).encode()
+    targets = [url] if isinstance(url, str) else list(url)
+    turn = [0]
     result = LoadResult()
     started = time.monotonic()
     counted_from = started + warmup_s
@@ -183,7 +208,8 @@ async def closed_loop(
                 and not (seen[0] >= 20 and seen[1] == seen[0])
             ):
                 budget[0] -= 1
-                sample = await _one(session, url, body, _headers(headers), check)
+                target, turn[0] = targets[turn[0] % len(targets)], turn[0] + 1
+                sample = await _one(session, target, body, _headers(headers), check)
                 seen[0] += 1
                 seen[1] += not sample.ok
                 (result.samples if sample.started >= counted_from else result.warmup).append(sample)

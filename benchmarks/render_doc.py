@@ -13,6 +13,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import replicas_report
 from report import fmt, render_table
 from setup_envs import ENVS, relaxed
 
@@ -97,6 +98,7 @@ def _missed(results: dict) -> list[str]:
         True,
         "route stream's first text, ms over the member's",
     )
+    out += replicas_report.missed(results.get("replicas"))
     return (out or ["- none: every goal measured is met"]) + _floors(results)
 
 
@@ -277,6 +279,7 @@ def render(results: dict, command: str) -> str:
         ".venv/bin/python benchmarks/compare.py --quick            # smaller sizes, 2 runs",
         ".venv/bin/python benchmarks/compare.py --only throughput,scale --runs 5",
         ".venv/bin/python benchmarks/compare.py --only= --profile  # only the py-spy profile",
+        ".venv/bin/python benchmarks/compare.py --only replicas    # PostgreSQL + Redis replicas",
         "```",
         "",
         "Each measure's line under the table says which command, mode and time produced its "
@@ -308,6 +311,8 @@ def render(results: dict, command: str) -> str:
                 f"up to {100 * max(busy):.0f} %; "
                 + ", ".join(f"{k}={v}" for k, v in r.get("options", {}).items())
             )
+    if "replicas" in results:
+        lines += ["", *replicas_report.section(results["replicas"])]
     lines += [
         "",
         "## Goals missed",
