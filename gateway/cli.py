@@ -254,7 +254,7 @@ def _print_problems(exc: ConfigError, err: TextIO) -> None:
 def serve(path: str, host: str, port: int, workers: int | str | None = None) -> int:
     import uvicorn
 
-    from gateway import serverlog, serving
+    from gateway import serverlog
     from gateway import workers as processes
     from gateway.protocol import PROTOCOL
     from gateway.runtime import board_size
@@ -284,7 +284,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     )
     if count == 1:
         serverlog.summary(path, config, 1, "in this process (one worker)")
-        serving.run(processes.served_app(config), **options)
+        uvicorn.run(processes.served_app(config), **options)
         return 0
     with processes.shared_board(board_size(config)) as board:
         serverlog.summary(path, config, count, f"board {board}, shared by the workers")
