@@ -149,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
                 ctx.log(f"{name} FAILED: {type(exc).__name__}: {exc}")
                 failed.append(f"{name}: {type(exc).__name__}: {exc}")
                 continue
-            measured.setdefault("options", {})["ours_workers"] = args.ours_workers
+            if name != "route":  # (a route turn is measured on one worker: route_turn.py)
+                measured.setdefault("options", {})["ours_workers"] = args.ours_workers
             measured.update(
                 mode="quick" if args.quick else "full",
                 runs=ctx.runs,

@@ -222,9 +222,6 @@ FAST = [
     "- **Route streams through one reader task** (`gateway/keepalive.py`): the keep-alive wait "
     "reads the member's chunks in one task per stream and hands each to the reply as it comes, "
     "instead of a task, a timer and an `asyncio.wait` per chunk.",
-    "- **A quiet server** (`gateway/serving.py`): uvicorn's loop woke ten times a second to check "
-    "whether to stop (1.0 ms of CPU a second, idle); now once a second, and at once when told to "
-    "stop.",
     "- **Start-up objects frozen** for the GC (`gc.freeze()` after warm-up): a full collection "
     "over litellm's ~370,000 start-up objects took ~120 ms here.",
 ]

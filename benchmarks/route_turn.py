@@ -229,7 +229,7 @@ def route(ctx: Any) -> dict[str, Any]:
     measured = measure(ctx.work / "route", turns, 0.3, ctx.runs)
     for run in measured["runs"]:
         ctx.background.append(run["busy"])
-    measured["options"]["cpu"] = _cpu_model()
+    measured["options"].update(gateway_workers=1, cpu=_cpu_model())
     return measured
 
 
