@@ -15,6 +15,11 @@ once, in `/healthz` (`degraded`); from then on no request waits on Redis: the ca
 the board alone, queueing their changes (at most `JOURNAL_MAX`), while `watch()` tries again
 every `RETRY_S`. Back up, the queue is sent; a Redis that came back empty is seeded from the
 board, which has carried on meanwhile.
+
+Group commit (`commit`, a seat's finish): changes that need no answer wait for no round trip of
+their own while another is in flight. They join the next step, whatever asks for it (a seating,
+a slot, or the first of them once the link is quiet), so under load many finishes are one round
+trip and one publication, and each caller still returns only once its changes are in Redis.
 """
 
 from __future__ import annotations
@@ -82,6 +87,11 @@ class RedisLink:
         self.epoch = ""  # which seeding of Redis those numbers count in
         self.written: dict[str, int] = {}  # cell -> the sequence number of its value here
         self.counts: Counter[str] = Counter()  # round trips by what caused them
+        self.joined: Counter[str] = Counter()  # commits that rode on another's round trip
+        self._flying = 0  # steps in flight
+        self._carried: set[asyncio.Future[bool]] = set()  # of those, the ones carrying changes
+        self._next: asyncio.Future[bool] | None = None  # the changes the next step will carry
+        self._lull: asyncio.Future[None] | None = None  # done once no step is in flight
         self.closing = asyncio.Event()  # `watch` ends once this is set
         self._dropped = False
 
@@ -90,16 +100,67 @@ class RedisLink:
         is kept for the next step."""
         queued = self.journal[:]
         del self.journal[:]
+        carried, self._next = self._next, None
+        if queued and carried is None:
+            carried = asyncio.get_running_loop().create_future()
+        if carried is not None:
+            self._carried.add(carried)
+        self._flying += 1
+        landed = False
         try:
             reply = await self._send(queued + ops, kind)
             if reply[2] == "empty":  # Redis lost its state (or never had any): seed it
                 reply = await self._send([self._seed(), *ops], kind)  # the board has `queued`
+                landed = True
                 return list(reply[2][1:])
+            landed = True
         except Down:
             self.journal[:0] = queued
             self.bound()
             raise
+        finally:
+            self._landed(carried, landed)
         return list(reply[2][len(queued) :])
+
+    def _landed(self, carried: asyncio.Future[bool] | None, landed: bool) -> None:
+        """A step ended: wake the commits it carried, and, once none is in flight, the ones
+        waiting for a step to join (the first of them sends it)."""
+        if carried is not None:
+            self._carried.discard(carried)
+            if not carried.done():
+                carried.set_result(landed)
+        self._flying -= 1
+        if self._flying == 0 and self._lull is not None:
+            if not self._lull.done():
+                self._lull.set_result(None)
+            self._lull = None
+
+    async def commit(self, kind: str) -> None:
+        """Return once every change queued so far is in Redis, or Redis is found down (the
+        journal keeps them). With a step in flight, join the next one rather than send one."""
+        loop = asyncio.get_running_loop()
+        while self.up:
+            if self._flying == 0:
+                if self.journal:
+                    with contextlib.suppress(Down):
+                        await self.step([], kind)
+                return
+            if not self.journal:  # what was queued is on its way already
+                if self._carried:
+                    self.joined[kind] += 1
+                    await asyncio.wait(list(self._carried))
+                return
+            if self._next is None:
+                self._next = loop.create_future()
+            batch = self._next
+            if self._lull is None:
+                self._lull = loop.create_future()
+            await asyncio.wait((batch, self._lull), return_when=asyncio.FIRST_COMPLETED)
+            if batch is not self._next:  # a step took it: wait for that one to land
+                self.joined[kind] += 1
+                await asyncio.wait((batch,))
+                return
+        self.bound()  # sent by the watcher once Redis is back
 
     async def _send(self, ops: list[list[Any]], kind: str) -> list[Any]:
         request = {"since": self.seen, "epoch": self.epoch, "now": self.clock(), "ops": ops}
@@ -216,6 +277,7 @@ class RedisLink:
             "up": self.up,
             "round_trips": sum(self.counts.values()),
             "by_cause": dict(self.counts),
+            "joined": dict(self.joined),
             "queued": len(self.journal),
         }
 

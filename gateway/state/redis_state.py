@@ -253,13 +253,9 @@ class RedisState:
     async def flush(self, kind: str = "finish") -> None:
         if kind == "finish":
             self.finishes += 1
-        if not self.link.journal:
+        if not self.link.journal and not self.link.up:
             return
-        if not self.link.up:
-            self.link.bound()  # sent by the watcher once Redis is back
-            return
-        with contextlib.suppress(Down):
-            await self.link.step([], kind)
+        await self.link.commit(kind)
 
     async def refresh(self) -> None:
         if self.link.up:

@@ -1,0 +1,112 @@
+"""Group commit of seat finishes (gateway/state/redis_link.py `commit`): finishes that come while
+a round trip is in flight join the next one instead of sending their own, and each `flush` still
+returns only once its changes are in Redis; Redis lost with a batch waiting keeps the journal.
+
+Real Runtimes on the test's own Redis database, times from a clock the test moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import redis.asyncio as redis
+
+from gateway.runtime import Runtime
+from tests.clocks import ManualClock
+from tests.test_state_redis import own_redis, replicas, run  # noqa: F401  (own_redis: a fixture)
+
+FINISHES = 8
+
+
+def test_finishes_at_once_share_round_trips_and_each_returns_with_its_change_in_redis(
+    redis_url, tmp_path
+):
+    clock = ManualClock()
+    returned: list[int] = []
+    seen: list[int] = []
+
+    async def body(a: Runtime, b: Runtime) -> None:
+        async def finish() -> None:
+            a.ledger.answered("alpha")
+            await a.live.flush()
+            returned.append(1)
+            ahead = len(returned)  # flushes returned so far: all of theirs must be in Redis
+            await b.live.refresh()  # b's mirror, from Redis itself
+            seen.append(b.ledger.row("alpha")["answered"] - ahead)
+
+        await asyncio.gather(*(finish() for _ in range(FINISHES)))
+        figures = a.live.figures()
+        # the first sends its own; the rest arrive while it is in flight and ride the next one
+        assert figures["by_cause"]["finish"] == 2
+        assert figures["joined"]["finish"] == FINISHES - 2
+        assert figures["seat_finishes"] == FINISHES and not figures["queued"]
+        assert min(seen) >= 0  # never a flush returned before its change was in Redis
+        await b.live.refresh()
+        assert b.ledger.row("alpha")["answered"] == FINISHES
+
+    run(replicas(2, redis_url, tmp_path, clock), body)
+
+
+def test_a_finish_rides_on_the_next_seating_step_without_a_round_trip_of_its_own(
+    redis_url, tmp_path
+):
+    clock = ManualClock()
+
+    async def body(a: Runtime, b: Runtime) -> None:
+        async def finish() -> None:
+            a.rate_limits.cool("beta", 30, "rate limited (429)")
+            await a.live.flush()
+
+        # a slot in flight; the finish queues behind it; the next slot's step carries it
+        await asyncio.gather(a.live.acquire("alpha"), finish(), a.live.acquire("gamma"))
+        figures = a.live.figures()
+        assert "finish" not in figures["by_cause"] and figures["joined"] == {"finish": 1}
+        assert figures["by_cause"]["acquire"] == 2
+        refused = await b.live.acquire("beta")
+        assert refused == "cooling for 30.0 s more (rate limited (429))"
+
+    run(replicas(2, redis_url, tmp_path, clock), body)
+
+
+def test_redis_lost_with_a_batch_waiting_keeps_the_journal_and_sends_it_once_back(
+    own_redis, tmp_path
+):
+    clock = ManualClock()
+    url = own_redis.url(0)
+
+    async def body(a: Runtime) -> None:
+        pauser = redis.Redis.from_url(url)
+        await pauser.execute_command("CLIENT", "PAUSE", "30000", "ALL")
+        await pauser.aclose()
+        flying = asyncio.ensure_future(a.live.acquire("alpha"))  # held by the pause
+        await asyncio.sleep(0.05)
+        assert a.live.link._flying == 1
+
+        async def finish() -> None:
+            a.ledger.answered("gamma")
+            await a.live.flush()
+
+        finishes = asyncio.gather(*(finish() for _ in range(3)))
+        await asyncio.sleep(0.05)
+        assert not finishes.done()  # waiting to join the next step
+        own_redis.stop()  # the step in flight fails: Redis is down
+        await asyncio.wait_for(finishes, 5)  # every flush returned, nobody hangs on Redis
+        assert not isinstance(await flying, str)  # served on the board instead
+        assert a.health.status()["status"] == "degraded"
+        queued = [op for op in a.live.link.journal if op[0] == "add"]
+        assert len(queued) == 3  # the batch kept for later, not lost
+        assert "finish" not in a.live.figures()["by_cause"]
+        own_redis.start()  # empty: the watcher seeds it from the board, which counted them
+        for _ in range(200):
+            if a.health.status() == {"status": "ok"}:
+                break
+            await asyncio.sleep(0.05)
+        assert a.health.status() == {"status": "ok"}
+        (b,) = replicas(1, url, tmp_path, clock)
+        await b.live.start()
+        try:
+            assert b.ledger.row("gamma")["answered"] == 3
+        finally:
+            await b.live.close()
+
+    run(replicas(1, url, tmp_path, clock), body)
