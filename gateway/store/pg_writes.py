@@ -14,7 +14,6 @@ once none waits, sends rows straight in again and tells `/healthz` the store has
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
@@ -25,13 +24,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from gateway.errors import RecordsUnavailable
 from gateway.health import Health
+from gateway.store.pg_batch import JSON_FIELDS, dump, statements
 from gateway.store.pg_migrations import migrate
-from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.spill import Rows, Spill
 
 log = logging.getLogger("bench.records")
 
-JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false")
 WAIT_S = 2.0  # for a connection from the pool, before PostgreSQL counts as unreachable
 RETRY_S = (0.25, 4.0)  # PostgreSQL is tried again after the first, doubling up to the second
 # Tries a seat's row waits for its panel (about ten minutes, at RETRY_S's pace) before it is set
@@ -51,15 +49,7 @@ def insert_sql(table: str, fields: tuple[str, ...], *, skip_existing: bool = Fal
     return sql + (" ON CONFLICT DO NOTHING" if skip_existing else "")
 
 
-_FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
-_INSERTS = {
-    skip: {table: insert_sql(table, names, skip_existing=skip) for table, names in _FIELDS.items()}
-    for skip in (False, True)
-}
-
-
-def dump(name: str, value: Any) -> Any:
-    return json.dumps(value) if name in JSON_FIELDS and value is not None else value
+__all__ = ["JSON_FIELDS", "dump"]  # (postgres.py reads rows back with them)
 
 
 def unavailable() -> RecordsUnavailable:
@@ -272,22 +262,16 @@ class SeatWrites:
         )
 
     async def _insert(self, rows: Rows, *, skip_existing: bool = False) -> None:
-        inserts = _INSERTS[skip_existing]
-        async with (
-            self.pool.connection(timeout=WAIT_S) as db,
-            db.transaction(),
-            db.cursor() as cursor,
-        ):
-            # consecutive rows of one table go in one executemany (one pipelined round trip)
-            start = 0
-            while start < len(rows):
-                table = rows[start][0]
-                end = start
-                while end < len(rows) and rows[end][0] == table:
-                    end += 1
-                values = [_values(table, row) for _, row in rows[start:end]]
-                await cursor.executemany(inserts[table].encode(), values)
-                start = end
+        """The rows in one statement (gateway/store/pg_batch.py), its own transaction on this
+        autocommit connection; a batch too big for one, several in one transaction."""
+        sent = statements(rows, skip_existing=skip_existing)
+        async with self.pool.connection(timeout=WAIT_S) as db:
+            if len(sent) == 1:
+                await db.execute(*sent[0])
+                return
+            async with db.transaction():
+                for sql, params in sent:
+                    await db.execute(sql, params)
 
 
 def _passing(exc: BaseException) -> bool:
@@ -301,10 +285,6 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, ForeignKeyViolation):
         return "seat rows wait for their panel (another worker or replica still holds it)"
     return f"PostgreSQL unreachable ({type(exc).__name__})"
-
-
-def _values(table: str, row: Row) -> list[Any]:
-    return [dump(name, row.get(name)) for name in _FIELDS[table]]
 
 
 def _settle(batch: list[_Pending], outcomes: list[BaseException | None]) -> None:
