@@ -152,6 +152,7 @@ def _two_replicas(ctx: Ctx, sim_url: str, pg: Postgres, rd: Redis) -> dict[str, 
         for url in urls:
             asyncio.run(lc.sequential(url + "/v1/chat/completions", PANEL, 3, lambda s, b: True))
         states0 = [_state(u) for u in urls]
+        committed0 = pg.transactions(database)
         pg.reset_statements()
         redis0 = rd.counts()
 
@@ -167,9 +168,10 @@ def _two_replicas(ctx: Ctx, sim_url: str, pg: Postgres, rd: Redis) -> dict[str, 
                 trips[key] = trips.get(key, 0) + n
         redis_counts = delta(rd.counts(), redis0)
         statements = pg.statements(database)
+        committed = pg.transactions(database) - committed0
         connections = pg.connections(database)
     out = _outcome(ctx, "two replicas", got, cpu[0] + cpu[1])
-    out.update(_per_panel(got.sent(), trips, redis_counts, statements, cpu[2], cpu[3]))
+    out.update(_per_panel(got.sent(), trips, redis_counts, statements, committed, cpu[2:]))
     out["pg_connections"] = connections
     ctx.log(
         f"two replicas, PostgreSQL + Redis: {out['rate']:.1f} panels/s, p50 {out['p50'] or 0:.2f}"
@@ -189,9 +191,10 @@ def _per_panel(
     trips: dict[str, float],
     redis_counts: dict[str, float],
     statements: list[Statement],
-    pg_cpu: float,
-    redis_cpu: float,
+    committed: int,
+    services_cpu: list[float],
 ) -> dict[str, Any]:
+    pg_cpu, redis_cpu = services_cpu
     # the gateways' own count of panels seated; the client's count if it is missing
     panels = trips.get("panels") or panels_sent or 1
     steps = redis_counts.get("calls:evalsha", 0) + redis_counts.get("calls:eval", 0)
@@ -217,7 +220,8 @@ def _per_panel(
         "pg_statements": sum(s.calls for s in sent) / panels,
         "pg_nested": sum(s.calls for s in statements if not s.sent) / panels,
         "pg_top": [[s.query[:70], s.sent, s.calls / panels] for s in top],
-        "pg_commits": sum(s.calls for s in sent if s.query == "COMMIT") / panels,
+        "pg_commits": committed / panels,  # transactions, each statement sent alone counted
+        "pg_commit_statements": sum(s.calls for s in sent if s.query == "COMMIT") / panels,
         "pg_rows_written": sum(s.rows for s in sent if s.query.startswith(written)) / panels,
         "pg_exec_ms": sum(s.ms for s in sent) / panels,
         "pg_ms_per_seat": 1000 * pg_cpu / panels / SEATS,

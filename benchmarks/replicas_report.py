@@ -113,7 +113,7 @@ def table(result: dict[str, Any]) -> list[str]:
             fmt(two.get("pg_statements")) + "; " + fmt(two.get("pg_nested")),
         ),
         _row(
-            "… PostgreSQL commits and rows written per panel (`pg_stat_statements`)",
+            "… PostgreSQL transactions committed (`pg_stat_database`) and rows written per panel",
             "",
             "",
             fmt(two.get("pg_commits")) + "; " + fmt(two.get("pg_rows_written")),
