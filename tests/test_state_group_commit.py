@@ -8,7 +8,9 @@ Real Runtimes on the test's own Redis database, times from a clock the test move
 from __future__ import annotations
 
 import asyncio
+import json
 
+import pytest
 import redis.asyncio as redis
 
 from gateway.runtime import Runtime
@@ -69,7 +71,8 @@ def test_a_finish_rides_on_the_next_seating_step_without_a_round_trip_of_its_own
 
 
 def test_redis_lost_with_a_batch_waiting_keeps_the_journal_and_sends_it_once_back(
-    own_redis, tmp_path
+    own_redis,  # noqa: F811  (the fixture imported above)
+    tmp_path,
 ):
     clock = ManualClock()
     url = own_redis.url(0)
@@ -110,3 +113,32 @@ def test_redis_lost_with_a_batch_waiting_keeps_the_journal_and_sends_it_once_bac
             await b.live.close()
 
     run(replicas(1, url, tmp_path, clock), body)
+
+
+def test_a_worker_skips_its_own_steps_news_unread_and_another_takes_it(redis_url, tmp_path):
+    clock = ManualClock()
+
+    async def body(a: Runtime, b: Runtime) -> None:
+        listener = redis.Redis.from_url(redis_url, decode_responses=True)
+        pubsub = listener.pubsub(ignore_subscribe_messages=True)
+        await pubsub.subscribe("bench:changes")
+        try:
+            a.rate_limits.cool("beta", 30, "rate limited (429)")
+            await a.live.flush()
+            message = None
+            for _ in range(100):
+                message = await pubsub.get_message(timeout=0.05)
+                if message is not None:
+                    break
+            assert message is not None
+            news: str = message["data"]
+            garbled = news.replace('"cells":[', '"cells":[oops')
+            a.live.link.heard(garbled)  # a's own: skipped, not even parsed
+            with pytest.raises(json.JSONDecodeError):
+                b.live.link.heard(garbled)  # another's: read
+            assert b.rate_limits.cooldown_of("beta") is not None  # (as b's listener heard it)
+        finally:
+            await pubsub.aclose()
+            await listener.aclose()
+
+    run(replicas(2, redis_url, tmp_path, clock), body)

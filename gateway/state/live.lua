@@ -1,18 +1,18 @@
 -- One round trip of the live state (gateway/state/redis_state.py): apply a list of operations
 -- atomically, then return what changed since the caller last looked.
 --
--- ARGV[1] is JSON: {"since": n, "epoch": "...", "now": t, "ops": [[kind, ...], ...]}. The live
--- figures are the board's cells (gateway/board.py), one hash field each, "a b text" with a and
--- b written exactly (%.17g); `changed` scores every cell by the sequence number of its last
--- write, so a worker asks only for what moved since its last reply. rpm windows are sorted sets
--- of call tokens scored by their start: `ring:` for calls that ended (or never hold a slot),
--- `open:` for calls in flight.
+-- ARGV[1] is JSON: {"since": n, "epoch": "...", "now": t, "origin": id, "ops": [[kind, ...],
+-- ...]}, origin naming the worker that sent it. The live figures are the board's cells
+-- (gateway/board.py), one hash field each, "a b text" with a and b written exactly (%.17g);
+-- `changed` scores every cell by the sequence number of its last write, so a worker asks only
+-- for what moved since its last reply. rpm windows are sorted sets of call tokens scored by
+-- their start: `ring:` for calls that ended (or never hold a slot), `open:` for calls in flight.
 --
 -- Reply: {seq, epoch, results, {name, seq, value, ...}}; results hold one array per op, or the
 -- single word `empty` when Redis holds no state yet (nothing was applied: seed it first).
 -- A `take` marked required that is refused (a key over its rpm) skips the ops after it.
--- The cells a step wrote are also published on `changes` ({epoch, seq, cells: [name, value,
--- ...]}), so every replica's mirror hears of a seating before its next panel is chosen.
+-- The cells a step wrote are also published on `changes` ({origin, epoch, seq, cells: [name,
+-- value, ...]}), so every replica's mirror hears of a seating before its next panel is chosen.
 
 local P = 'bench:'
 local CELLS, CHANGED, SEQ, EPOCH = P .. 'cells', P .. 'changed', P .. 'seq', P .. 'epoch'
@@ -332,7 +332,12 @@ if #written > 0 then
       cells[#cells + 1] = got[i]
     end
   end
-  redis.call('PUBLISH', CHANNEL, cjson.encode({epoch = epoch, seq = seq, cells = cells}))
+  -- the sender's id first, so it skips its own news unread (its reply brought the same)
+  local news = cjson.encode({epoch = epoch, seq = seq, cells = cells})
+  if request.origin then
+    news = '{"origin":' .. cjson.encode(request.origin) .. ',' .. string.sub(news, 2)
+  end
+  redis.call('PUBLISH', CHANNEL, news)
 end
 
 local since = request.since

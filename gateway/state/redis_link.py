@@ -92,6 +92,8 @@ class RedisLink:
         self._carried: set[asyncio.Future[bool]] = set()  # of those, the ones carrying changes
         self._next: asyncio.Future[bool] | None = None  # the changes the next step will carry
         self._lull: asyncio.Future[None] | None = None  # done once no step is in flight
+        origin = secrets.token_hex(4)  # this worker, in its steps' publications
+        self._origin, self._mine = origin, f'{{"origin":"{origin}",'
         self.closing = asyncio.Event()  # `watch` ends once this is set
         self._dropped = False
 
@@ -163,7 +165,10 @@ class RedisLink:
         self.bound()  # sent by the watcher once Redis is back
 
     async def _send(self, ops: list[list[Any]], kind: str) -> list[Any]:
-        request = {"since": self.seen, "epoch": self.epoch, "now": self.clock(), "ops": ops}
+        request = {
+            "since": self.seen, "epoch": self.epoch, "now": self.clock(), "origin": self._origin,
+            "ops": ops,
+        }  # fmt: skip
         payload = json.dumps(request)
         self.counts[kind] += 1
         try:
@@ -198,7 +203,10 @@ class RedisLink:
     def heard(self, message: str) -> None:
         """A step's publication: the cells it wrote, all at one sequence number. Every step that
         writes takes the next number, so publications heard without a gap keep `seen` current,
-        and this worker's next reply brings only what it has not heard."""
+        and this worker's next reply brings only what it has not heard. This worker's own
+        steps' news is skipped unread: each step's reply already brought what it wrote."""
+        if message.startswith(self._mine):
+            return
         news = json.loads(message)
         seq = int(news["seq"])
         if news["epoch"] != self.epoch or seq <= self.seen:
