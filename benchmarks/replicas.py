@@ -152,7 +152,7 @@ def _two_replicas(ctx: Ctx, sim_url: str, pg: Postgres, rd: Redis) -> dict[str, 
         for url in urls:
             asyncio.run(lc.sequential(url + "/v1/chat/completions", PANEL, 3, lambda s, b: True))
         states0 = [_state(u) for u in urls]
-        committed0 = pg.transactions(database)
+        committed0, stored0 = pg.transactions(database), pg.rows(database)
         pg.reset_statements()
         redis0 = rd.counts()
 
@@ -168,7 +168,7 @@ def _two_replicas(ctx: Ctx, sim_url: str, pg: Postgres, rd: Redis) -> dict[str, 
                 trips[key] = trips.get(key, 0) + n
         redis_counts = delta(rd.counts(), redis0)
         statements = pg.statements(database)
-        committed = pg.transactions(database) - committed0
+        committed = (pg.transactions(database) - committed0, pg.rows(database) - stored0)
         connections = pg.connections(database)
     out = _outcome(ctx, "two replicas", got, cpu[0] + cpu[1])
     out.update(_per_panel(got.sent(), trips, redis_counts, statements, committed, cpu[2:]))
@@ -191,10 +191,13 @@ def _per_panel(
     trips: dict[str, float],
     redis_counts: dict[str, float],
     statements: list[Statement],
-    committed: int,
+    committed: tuple[int, int],
     services_cpu: list[float],
 ) -> dict[str, Any]:
-    pg_cpu, redis_cpu = services_cpu
+    """*committed*: transactions and rows stored (a WITH statement's rows are not all in
+    `pg_stat_statements`' count: only its last INSERT's, and only were the query to begin
+    with INSERT)."""
+    (committed, stored), (pg_cpu, redis_cpu) = committed, services_cpu
     # the gateways' own count of panels seated; the client's count if it is missing
     panels = trips.get("panels") or panels_sent or 1
     steps = redis_counts.get("calls:evalsha", 0) + redis_counts.get("calls:eval", 0)
@@ -223,6 +226,7 @@ def _per_panel(
         "pg_commits": committed / panels,  # transactions, each statement sent alone counted
         "pg_commit_statements": sum(s.calls for s in sent if s.query == "COMMIT") / panels,
         "pg_rows_written": sum(s.rows for s in sent if s.query.startswith(written)) / panels,
+        "pg_rows_stored": stored / panels,  # panels and seats rows found in the tables
         "pg_exec_ms": sum(s.ms for s in sent) / panels,
         "pg_ms_per_seat": 1000 * pg_cpu / panels / SEATS,
     }

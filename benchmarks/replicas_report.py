@@ -113,10 +113,12 @@ def table(result: dict[str, Any]) -> list[str]:
             fmt(two.get("pg_statements")) + "; " + fmt(two.get("pg_nested")),
         ),
         _row(
-            "… PostgreSQL transactions committed (`pg_stat_database`) and rows written per panel",
+            "… PostgreSQL transactions committed (`pg_stat_database`) and rows stored per panel",
             "",
             "",
-            fmt(two.get("pg_commits")) + "; " + fmt(two.get("pg_rows_written")),
+            fmt(two.get("pg_commits"))
+            + "; "
+            + fmt(two.get("pg_rows_stored", two.get("pg_rows_written"))),
         ),
         _row(
             "… PostgreSQL's time executing a panel's statements (`pg_stat_statements`)",

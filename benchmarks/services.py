@@ -139,6 +139,14 @@ class Postgres:
             ).fetchone()
         return int(row[0]) if row else 0
 
+    def rows(self, database: str) -> int:
+        """Panel and seat rows stored in *database*."""
+        with self.admin(database) as db:
+            row = db.execute(
+                "SELECT (SELECT COUNT(*) FROM panels) + (SELECT COUNT(*) FROM calls)"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
     def connections(self, database: str) -> int:
         with self.admin() as db:
             row = db.execute(
