@@ -25,7 +25,7 @@ SPAWN = multiprocessing.get_context("spawn")
 
 def take_many(together: Barrier, path: str, now: float, cap: int, tries: int, results: Any) -> None:
     board = Board.attach(Path(path))
-    together.wait()
+    together.wait(HANG_S)
     got = 0
     for _ in range(tries):
         if not isinstance(board.take([("model:x", cap)], now), str):
@@ -35,14 +35,14 @@ def take_many(together: Barrier, path: str, now: float, cap: int, tries: int, re
 
 def add_many(together: Barrier, path: str, times: int) -> None:
     board = Board.attach(Path(path))
-    together.wait()
+    together.wait(HANG_S)
     for _ in range(times):
         board.add("counted", 1, 2)
 
 
 def take_and_die(together: Barrier, path: str, now: float, cap: int) -> None:
     board = Board.attach(Path(path))
-    together.wait()
+    together.wait(HANG_S)
     board.take([("model:x", cap)], now)  # in flight, never released
 
 
