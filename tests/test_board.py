@@ -7,7 +7,6 @@ spends, the other sees.
 
 from __future__ import annotations
 
-import multiprocessing
 import subprocess
 import sys
 import time
@@ -17,39 +16,22 @@ import pytest
 import yaml
 
 from gateway.board import Board
+from tests.board_workers import (
+    HANG_S,
+    SPAWN,
+    add_many,
+    processes,
+    run,
+    take_and_die,
+    take_many,
+)
 from tests.conftest import bench_raw, served
 from tests.test_rotation import POOL, explorers, pool_raw
 
 CAP = 25
-
-
-def _take_many(path: str, tries: int, results) -> None:
-    board = Board.attach(Path(path))
-    got = 0
-    for _ in range(tries):
-        if not isinstance(board.take([("model:x", CAP)], time.time()), str):
-            got += 1
-    results.put(got)
-
-
-def _add_many(path: str, times: int) -> None:
-    board = Board.attach(Path(path))
-    for _ in range(times):
-        board.add("counted", 1, 2)
-
-
-def _take_and_die(path: str) -> None:
-    Board.attach(Path(path)).take([("model:x", CAP)], time.time())  # in flight, never released
-
-
-def _processes(target, args, n: int = 4) -> None:
-    context = multiprocessing.get_context("spawn")
-    procs = [context.Process(target=target, args=args) for _ in range(n)]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(60)
-        assert proc.exitcode == 0
+# Enough work that the processes' turns overlap for most of it: a board without its lock loses
+# adds and overruns this cap in every run (tried), where 300 adds and a cap of 25 did not.
+ADDS, MANY = 20_000, 500
 
 
 @pytest.fixture
@@ -60,21 +42,23 @@ def board_file(tmp_path) -> Path:
 
 
 def test_a_cap_is_never_overrun_by_processes_taking_slots_at_once(board_file):
-    results = multiprocessing.get_context("spawn").Queue()
-    _processes(_take_many, (str(board_file), 40, results))
-    assert sum(results.get(timeout=10) for _ in range(4)) == CAP  # 160 tries, 25 slots
-    assert Board.attach(board_file).used("model:x", CAP, time.time()) == CAP
+    results = SPAWN.Queue()
+    now = time.time()
+    with processes(take_many, (str(board_file), now, MANY, MANY // 2, results)):
+        taken = [results.get(timeout=HANG_S) for _ in range(4)]
+    assert sum(taken) == MANY  # twice as many tries as slots
+    assert Board.attach(board_file).used("model:x", MANY, now) == MANY
 
 
 def test_counts_added_by_processes_at_once_are_all_kept(board_file):
-    _processes(_add_many, (str(board_file), 300))
-    assert Board.attach(board_file).numbers("counted") == (1200.0, 2400.0)
+    run(add_many, (str(board_file), ADDS))
+    assert Board.attach(board_file).numbers("counted") == (4.0 * ADDS, 8.0 * ADDS)
 
 
 def test_a_call_still_in_flight_counts_past_its_minute_unless_its_worker_died(board_file):
     board = Board.attach(board_file)
-    _processes(_take_and_die, (str(board_file),), n=1)
     now = time.time()
+    run(take_and_die, (str(board_file), now, CAP), n=1)
     mine = board.take([("model:x", CAP)], now)
     assert board.used("model:x", CAP, now) == 2
     # a minute on, the dead worker's call no longer counts; this live one's still does

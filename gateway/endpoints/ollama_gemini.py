@@ -14,7 +14,7 @@ from gateway.endpoints.common import read_body, runtime_of
 from gateway.endpoints.models import listed
 from gateway.endpoints.panels import ask_panel
 from gateway.errors import GatewayError, NotFound
-from gateway.formats import gemini, ollama
+from gateway.formats import gemini, gemini_request, ollama, ollama_request
 from gateway.keys import Client
 from routing.errors import echo
 
@@ -41,7 +41,7 @@ async def ollama_show(request: Request) -> Response:
     try:
         client = await runtime_of(request).gatekeeper.client(request)
         body = json_object(await read_body(request, 1_000_000))
-        name = ollama.model_name(body.get("model", body.get("name")))
+        name = ollama_request.model_name(body.get("model", body.get("name")))
         entry = _entry(request, client, name)
     except GatewayError as error:
         return ollama.render_error(error)
@@ -69,8 +69,9 @@ async def gemini_count_tokens(request: Request) -> Response:
         client = await runtime.gatekeeper.client(request, google=True)
         _entry(request, client, gemini.model_of(request.path_params["model"]))
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
-        body = await runtime.bodies.read(raw, gemini.COUNT_CHECK)  # a heavy one off the loop
-        tokens = gemini.count_tokens(body, runtime.config.gateway.max_messages)
+        # a heavy one off the loop
+        body = await runtime.bodies.read(raw, gemini_request.COUNT_CHECK)
+        tokens = gemini_request.count_tokens(body, runtime.config.gateway.max_messages)
     except GatewayError as error:
         return gemini.render_error(error)
     return JSONResponse({"totalTokens": tokens})

@@ -18,8 +18,10 @@ module here and a route, and nothing else changes. The modules:
 - `completions`: OpenAI legacy completions (`/v1/completions`);
 - `responses`: OpenAI Responses (`/v1/responses`), its typed stream in `response_events`;
 - `anthropic`: Anthropic Messages (`/v1/messages`, `/v1/messages/count_tokens`);
-- `ollama`: Ollama (`/api/chat`, `/api/generate`, `/api/tags`, `/api/show`);
-- `gemini`: Gemini (`/v1beta/models/{collection}:generateContent` and its siblings).
+- `ollama`: Ollama (`/api/chat`, `/api/generate`, `/api/tags`, `/api/show`), its read half in
+  `ollama_request`;
+- `gemini`: Gemini (`/v1beta/models/{collection}:generateContent` and its siblings), its read
+  half in `gemini_request`.
 
 An error raised before any format has read the request (the guard's 403 and 415, the app's 404,
 405 and 500) is still the caller's: `error_renderer_for(path)` picks the format by the path the

@@ -26,12 +26,11 @@ from starlette.responses import JSONResponse, Response
 
 from gateway.asking import sampling_of
 from gateway.errors import BadRequest, PanelFailed
-from gateway.formats.gemini import (
+from gateway.formats.gemini import error_body, streamed
+from gateway.formats.gemini_request import (
     camel_keys,
-    error_body,
     generation_config,
     inline_image,
-    streamed,
     system_text,
     with_config,
 )

@@ -27,7 +27,8 @@ from starlette.responses import Response, StreamingResponse
 
 from gateway.asking import sampling_of
 from gateway.errors import BadRequest
-from gateway.formats.ollama import NDJSON, iso, sampling_fields, with_images
+from gateway.formats.ollama import NDJSON, iso
+from gateway.formats.ollama_request import sampling_fields, with_images
 from gateway.formats.route_chat import Quiet
 from gateway.formats.route_pieces import Assembly, Call, Text, error_text, tokens_of
 from gateway.route import RouteAsk, RouteTurn
