@@ -13,13 +13,17 @@ The reader reads at most `AHEAD` items ahead of the consumer, so a client that s
 stops the upstream being read too, as before. When the consumer stops (the stream ends, fails or
 is closed because the client left), the reader is cancelled and waited for, so the source is
 closed (and route mode's record written) before the consumer's own `finally` ends.
+
+Items the source already holds (route mode's chunks held until the first piece, `in_hand`) are
+taken by the consumer itself before the reader starts: no task hop and no turn of the loop
+between the response's headers and the first text, so they leave in one write.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 AHEAD = 32
@@ -34,8 +38,11 @@ class _End:
         self.error = error
 
 
-async def with_keepalive(items: AsyncIterator[Any], seconds: float) -> AsyncIterator[Any]:
-    """*items* as they come, and a `Quiet` whenever none came for *seconds*."""
+async def with_keepalive(
+    items: AsyncIterator[Any], seconds: float, in_hand: Callable[[], bool] | None = None
+) -> AsyncIterator[Any]:
+    """*items* as they come, and a `Quiet` whenever none came for *seconds*. *in_hand*: True
+    while the source's next item is one it holds already (taken at once, with no wait)."""
     loop = asyncio.get_running_loop()
     ready: deque[Any] = deque()
     wake: list[asyncio.Future[None]] = []  # the consumer's wait, while the buffer is empty
@@ -72,8 +79,15 @@ async def with_keepalive(items: AsyncIterator[Any], seconds: float) -> AsyncIter
                 await closing()
         hand_over(_End())
 
-    reader = loop.create_task(read())
+    reader: asyncio.Task[None] | None = None
     try:
+        while in_hand is not None and in_hand():
+            try:
+                item = await anext(items)
+            except StopAsyncIteration:
+                return
+            yield item
+        reader = loop.create_task(read())
         while True:
             if not ready:
                 waiting = loop.create_future()
@@ -96,9 +110,14 @@ async def with_keepalive(items: AsyncIterator[Any], seconds: float) -> AsyncIter
                 return
             yield item
     finally:
-        if not reader.done():
-            reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
+        if reader is None:  # stopped among the items in hand: the source is closed here
+            closing = getattr(items, "aclose", None)
+            if closing is not None:
+                await closing()
+        else:
+            if not reader.done():
+                reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
 
 
 def _quiet(waiting: asyncio.Future[None]) -> None:

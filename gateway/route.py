@@ -9,37 +9,29 @@ A member that fails before its first piece (429, 5xx, no connection, nothing wit
 `gateway.first_token_s`, an empty reply) hands the turn to the next, at most `route_tries`;
 its chunks are held until then, so an agent never sees half a turn from a member that then
 failed. After the first piece a failure is the stream's error, never a quiet, short success.
-Every turn is a call record `<conversation>.<turn>` in the conversation's record, so verdicts
+Every turn is a call record `<conversation>.<turn>` (gateway/route_turn.py), so verdicts
 on route turns count for their members as a panel seat's do.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import (
-    NotFound,
-    PanelFailed,
-    TooManyRequests,
-    UpstreamError,
-    UpstreamRateLimited,
-    UpstreamTimeout,
-)
+from gateway.errors import NotFound, UpstreamError, UpstreamRateLimited, UpstreamTimeout
 from gateway.keys import EVERYONE, Client
+from gateway.route_turn import Failure, RouteTurn, record_failed, refusal
 from gateway.runtime import Runtime
 from gateway.upstream.relay import chunks_of, close, max_output_of
 from routing import ROUTER_PANEL, content_text
 from routing.route_order import MemberFigures, route_order
 
 ROUTE = ":route"
-_OWN_TASKS: set[asyncio.Task[Any]] = set()
+__all__ = ["ROUTE", "Failure", "RouteAsk", "RouteTurn", "start_turn", "wanted"]
 
 
 @dataclass(frozen=True)
@@ -68,132 +60,6 @@ def wanted(model: Any, options: Any, config: Any) -> str | None:
         return name
     found = config.catalog.collection(name)
     return name if found is not None and found.reply == "route" else None
-
-
-@dataclass
-class Failure:
-    alias: str
-    status: str  # rate_limited | cooling | error | timeout | empty
-    error: str
-
-    def view(self) -> dict[str, str]:
-        return {"alias": self.alias, "status": self.status, "error": self.error}
-
-
-@dataclass
-class RouteTurn:
-    """One turn, given to a member: its reply (plain) or its chunks (streamed, the first
-    already held), and what it is recorded as once it ends."""
-
-    runtime: Runtime
-    ask: RouteAsk
-    conversation: str
-    turn: int
-    alias: str
-    shape: str
-    failures: list[Failure]
-    began: float
-    response: Any = None  # plain: litellm's ModelResponse
-    held: list[Any] = field(default_factory=list)  # streamed: chunks up to the first piece
-    stream: Any = None
-    first_token_s: float | None = None
-    recorded: bool = False
-    on_end: list[Callable[[], None]] = field(default_factory=list)
-
-    @property
-    def call(self) -> str:
-        return f"{self.conversation}.{self.turn}"
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"X-Bench-Conversation": self.conversation, "X-Bench-Model": self.alias}
-
-    @property
-    def bench(self) -> dict[str, Any]:
-        return {
-            "conversation": self.conversation,
-            "call": self.call,
-            "alias": self.alias,
-            "turn": self.turn,
-            "collection": self.ask.collection,
-            "failed_over": [f.view() for f in self.failures],
-        }
-
-    async def chunks(self) -> AsyncIterator[Any]:
-        """The streamed reply's chunks as they come, recorded when it ends (or breaks off, or
-        the client hangs up: then the record is written by a task of its own)."""
-        text: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        usage: Any = None
-        error: str | None = None
-        try:
-            for chunk in self.held:
-                _collect(chunk, text, calls)
-                yield chunk
-            async for chunk in chunks_of(self.stream):
-                usage = getattr(chunk, "usage", None) or usage
-                _collect(chunk, text, calls)
-                yield chunk
-        except UpstreamError as exc:
-            error = self.runtime.scrub(exc.message) or exc.kind
-            raise
-        except BaseException:
-            error = "the client hung up before the turn ended"
-            raise
-        finally:
-            answer = "".join(text) or (json.dumps(list(calls.values())) if calls else "")
-            row = self._row("error" if error else "ok", error, answer, usage)
-            task = asyncio.get_running_loop().create_task(self._record(row))
-            _OWN_TASKS.add(task)
-            task.add_done_callback(_OWN_TASKS.discard)
-            self._ended()
-            await close(self.stream)
-
-    async def finish_plain(self) -> None:
-        message = self.response.choices[0].message
-        calls = [c.model_dump() for c in (getattr(message, "tool_calls", None) or [])]
-        answer = message.content or (json.dumps(calls) if calls else "")
-        self._ended()
-        await self._record(self._row("ok", None, answer, getattr(self.response, "usage", None)))
-
-    def _ended(self) -> None:
-        for callback in self.on_end:
-            callback()
-        self.on_end.clear()
-
-    def _row(self, status: str, error: str | None, answer: str, usage: Any) -> dict[str, Any]:
-        model = self.runtime.config.catalog.model(self.alias)
-        assert model is not None
-        now = self.runtime.clock()
-        return {
-            "id": self.call,
-            "panel_id": self.conversation,
-            "seat": f"turn{self.turn}",
-            "alias": self.alias,
-            "model": model.served,
-            "connection": model.connection,
-            "shape": self.shape,
-            "status": status,
-            "error": error,
-            "error_class": None if error is None else "stream",
-            "seconds": round(time.monotonic() - self.began, 3),
-            "first_token_s": self.first_token_s,
-            "tokens_in": getattr(usage, "prompt_tokens", 0) or 0,
-            "tokens_out": getattr(usage, "completion_tokens", 0) or 0,
-            "answer": answer,
-            "started": now - (time.monotonic() - self.began),
-            "finished": now,
-            "failed_over": [f.view() for f in self.failures],
-        }
-
-    async def _record(self, row: dict[str, Any]) -> None:
-        if self.recorded:
-            return
-        self.recorded = True
-        if row["status"] == "ok":
-            self.runtime.ledger.answered(self.alias)
-        await self.runtime.live.flush("turn end")
-        await self.runtime.store.add_call(row)
 
 
 async def start_turn(
@@ -267,8 +133,8 @@ async def start_turn(
         finally:
             permit.release()
     await runtime.live.flush("turn end")  # the cooldowns learned on the way
-    await _record_failed(runtime, ask, held.conversation, held.turn, shape, failures, began)
-    raise _refusal(runtime, held.conversation, held.turn, failures)
+    await record_failed(runtime, ask, held.conversation, held.turn, shape, failures, began)
+    raise refusal(runtime, held.conversation, held.turn, failures)
 
 
 async def _try(runtime: Runtime, turn: RouteTurn) -> bool:
@@ -347,20 +213,6 @@ def _empty(response: Any) -> bool:
     )
 
 
-def _collect(chunk: Any, text: list[str], calls: dict[int, dict[str, Any]]) -> None:
-    """Keep what the record needs of a chunk: its text, and its tool calls assembled."""
-    for choice in getattr(chunk, "choices", None) or ():
-        delta = choice.delta
-        if getattr(delta, "content", None):
-            text.append(delta.content)
-        for part in getattr(delta, "tool_calls", None) or ():
-            call = calls.setdefault(part.index or 0, {"id": None, "name": "", "arguments": ""})
-            call["id"] = part.id or call["id"]
-            if part.function is not None:
-                call["name"] += part.function.name or ""
-                call["arguments"] += part.function.arguments or ""
-
-
 def _opening(messages: list[dict[str, Any]]) -> tuple[str, str]:
     """(system text, first user text): with the collection and key, what names a conversation."""
     system = "\n".join(
@@ -368,63 +220,3 @@ def _opening(messages: list[dict[str, Any]]) -> tuple[str, str]:
     )
     first = next((m for m in messages if m.get("role") == "user"), {})
     return system, content_text(first.get("content"))
-
-
-async def _record_failed(
-    runtime: Runtime,
-    ask: RouteAsk,
-    conversation: str,
-    turn: int,
-    shape: str,
-    failures: list[Failure],
-    began: float,
-) -> None:
-    last = failures[-1] if failures else Failure(ask.collection, "error", "no member to try")
-    model = runtime.config.catalog.model(last.alias)
-    now = runtime.clock()
-    await runtime.store.add_call(
-        {
-            "id": f"{conversation}.{turn}",
-            "panel_id": conversation,
-            "seat": f"turn{turn}",
-            "alias": last.alias,
-            "model": model.served if model else "",
-            "connection": model.connection if model else "",
-            "shape": shape,
-            "status": last.status,
-            "error": last.error,
-            "error_class": last.status,
-            "seconds": round(time.monotonic() - began, 3),
-            "started": now,
-            "finished": now,
-            "failed_over": [f.view() for f in failures[:-1]],
-        }
-    )
-
-
-def _refusal(
-    runtime: Runtime, conversation: str, turn: int, failures: list[Failure]
-) -> PanelFailed | TooManyRequests:
-    bench = {
-        "bench": {
-            "conversation": conversation,
-            "call": f"{conversation}.{turn}",
-            "turn": turn,
-            "failed_over": [f.view() for f in failures],
-        }
-    }
-    headers = {"X-Bench-Conversation": conversation}
-    named = "; ".join(f"{f.alias} {f.status}: {f.error}" for f in failures) or "no member"
-    if failures and all(f.status in ("rate_limited", "cooling") for f in failures):
-        ends = [runtime.rate_limits.cooldown_of(f.alias) for f in failures]
-        wait = min((c.until for c in ends if c is not None), default=runtime.clock() + 1)
-        seconds = max(1, math.ceil(wait - runtime.clock()))
-        return TooManyRequests(
-            f"Every member tried for turn {conversation}.{turn} is rate limited or cooling "
-            f"({named}); try again in {seconds} s.",
-            headers={**headers, "Retry-After": str(seconds)},
-            extra=bench,
-        )
-    return PanelFailed(
-        f"No member answered turn {conversation}.{turn}: {named}.", headers=headers, extra=bench
-    )

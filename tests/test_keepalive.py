@@ -132,3 +132,39 @@ def test_a_consumer_that_does_not_read_holds_the_source_back():
     ahead, rest = run(main())
     assert ahead <= AHEAD + 2
     assert rest == list(range(1, AHEAD * 3))
+
+
+def test_items_in_hand_come_without_a_turn_of_the_loop():
+    """Route mode's held chunks follow the response's headers in the same step, so they leave
+    in one write (gateway/protocol.py): a callback scheduled before they are taken has not run
+    by the time the last of them is out."""
+
+    async def main():
+        source = Source(["held", "first text", "later"], gate_before=2)
+        taken = 0
+        relay = with_keepalive(source.stream(), 60, in_hand=lambda: taken < 2)
+        turned: list[bool] = []
+        asyncio.get_running_loop().call_soon(turned.append, True)
+        got = []
+        for _ in range(2):
+            got.append(await anext(relay))
+            taken += 1
+        loop_turned = bool(turned)
+        source.gate.set()
+        got += [item async for item in relay]
+        return got, loop_turned
+
+    got, loop_turned = run(main())
+    assert got == ["held", "first text", "later"]
+    assert loop_turned is False
+
+
+def test_a_consumer_that_stops_among_items_in_hand_closes_the_source():
+    async def main():
+        source = Source(["held", "more"])
+        relay = with_keepalive(source.stream(), 60, in_hand=lambda: True)
+        first = await anext(relay)
+        await relay.aclose()
+        return first, source.closed.is_set(), source.read
+
+    assert run(main()) == ("held", True, 1)

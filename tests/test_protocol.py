@@ -4,6 +4,7 @@ panels, large bodies) is untouched."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -12,7 +13,7 @@ import httpx
 import pytest
 
 from gateway.app import create_app
-from gateway.protocol import HEAD_BYTES, HeadLimitedProtocol
+from gateway.protocol import GATHER_BYTES, HEAD_BYTES, Gathered, HeadLimitedProtocol
 from gateway.serving import ServerThread
 from gateway.settings import parse_config
 from tests.conftest import Gateway, bench_raw, served
@@ -121,3 +122,89 @@ def test_a_panel_slower_than_the_head_timeout_is_answered(quick, sim):
     seats = completion.model_extra["bench"]["seats"]
     assert all(seat["status"] == "ok" for seat in seats)
     assert max(seat["seconds"] for seat in seats) > HEAD_TIMEOUT_S
+
+
+class FakeTransport:
+    """What a response cycle writes to, noting each write as the socket would get it."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_extra_info(self, name: str) -> str:
+        return f"extra {name}"
+
+
+def test_what_a_response_sends_in_one_step_leaves_as_one_write():
+    """Headers, the held chunks and the first text of a route stream wake the client once."""
+
+    async def main():
+        transport = FakeTransport()
+        gathered = Gathered(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+        for part in (b"HTTP/1.1 200 OK\r\n\r\n", b"role", b"first text"):
+            gathered.write(part)
+        before = list(transport.writes)
+        await asyncio.sleep(0)  # the end of the step
+        after_step = list(transport.writes)
+        gathered.write(b"later")
+        gathered.close()  # what is pending leaves before the connection closes
+        return before, after_step, transport.writes, transport.closed, gathered
+
+    before, after_step, writes, closed, gathered = asyncio.run(main())
+    assert before == []
+    assert after_step == [b"HTTP/1.1 200 OK\r\n\r\nrolefirst text"]
+    assert writes[1:] == [b"later"] and closed
+    assert gathered.get_extra_info("peername") == "extra peername"  # the rest passes through
+
+
+def test_a_big_body_is_written_at_once_so_flow_control_sees_it():
+    async def main():
+        transport = FakeTransport()
+        gathered = Gathered(transport, asyncio.get_running_loop())  # type: ignore[arg-type]
+        gathered.write(b"x" * (GATHER_BYTES - 1))
+        gathered.write(b"y")
+        return [len(w) for w in transport.writes]
+
+    assert asyncio.run(main()) == [GATHER_BYTES]
+
+
+def test_headers_are_not_held_back_while_the_app_waits_for_its_body():
+    """Gathering lasts one step: a stream's headers reach the client while its first chunk
+    is still being waited for (a client's header timeout, an SSE client's open event)."""
+    release = threading.Event()
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        await send({"type": "http.response.body", "body": b"late", "more_body": False})
+
+    server = ServerThread(app, http=HeadLimitedProtocol).start()
+    try:
+        sock = socket.create_connection((server.host, server.port))
+        sock.settimeout(CLOSED_WITHIN_S)
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += sock.recv(65536)
+        release.set()
+        rest = head.split(b"\r\n\r\n", 1)[1]
+        while b"0\r\n\r\n" not in rest:
+            rest += sock.recv(65536)
+        sock.close()
+    finally:
+        release.set()
+        server.stop()
+    assert head.startswith(b"HTTP/1.1 200 OK")
+    assert b"late" in rest

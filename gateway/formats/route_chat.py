@@ -65,7 +65,7 @@ async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
     usage_asked = turn.ask.options.get("include_usage", False)
     base: dict[str, Any] = {}
     try:
-        async for chunk in with_keepalive(turn.chunks(), turn.runtime.config.gateway.keepalive_s):
+        async for chunk in turn.relayed():
             if isinstance(chunk, Quiet):
                 yield KEEP_ALIVE
                 continue

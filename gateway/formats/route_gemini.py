@@ -34,7 +34,7 @@ from gateway.formats.gemini_request import (
     system_text,
     with_config,
 )
-from gateway.formats.route_chat import Quiet, with_keepalive
+from gateway.formats.route_chat import Quiet
 from gateway.formats.route_gemini_tools import tool_choice, tools_of
 from gateway.formats.route_pieces import Assembly, Text, args_of, error_text, tokens_of
 from gateway.route import RouteAsk, RouteTurn
@@ -216,7 +216,7 @@ async def render_route(turn: RouteTurn, *, sse: bool) -> Response:
 async def _pieces(turn: RouteTurn) -> AsyncIterator[dict[str, Any]]:
     assembly = Assembly(f"call_{turn.call.replace('.', '_')}")
     try:
-        async for chunk in with_keepalive(turn.chunks(), turn.runtime.config.gateway.keepalive_s):
+        async for chunk in turn.relayed():
             if isinstance(chunk, Quiet):
                 yield _chunk(turn, [])
                 continue

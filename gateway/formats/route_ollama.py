@@ -29,7 +29,7 @@ from gateway.asking import sampling_of
 from gateway.errors import BadRequest
 from gateway.formats.ollama import NDJSON, iso
 from gateway.formats.ollama_request import sampling_fields, with_images
-from gateway.formats.route_chat import Quiet, with_keepalive
+from gateway.formats.route_chat import Quiet
 from gateway.formats.route_pieces import Assembly, Call, Text, error_text, tokens_of
 from gateway.route import RouteAsk, RouteTurn
 
@@ -199,7 +199,7 @@ async def render_route(turn: RouteTurn) -> Response:
 async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
     assembly = Assembly(f"call_{turn.call.replace('.', '_')}")
     try:
-        async for chunk in with_keepalive(turn.chunks(), turn.runtime.config.gateway.keepalive_s):
+        async for chunk in turn.relayed():
             if isinstance(chunk, Quiet):
                 yield _line(turn, "")
                 continue

@@ -19,7 +19,7 @@ from typing import Any
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from gateway.errors import BadRequest
-from gateway.formats.route_chat import Quiet, with_keepalive
+from gateway.formats.route_chat import Quiet
 from gateway.formats.route_pieces import (
     Arguments,
     Assembly,
@@ -198,7 +198,7 @@ async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
     assembly = Assembly(f"call_{out.ids}")
     chunks: list[Any] = []
     try:
-        async for chunk in with_keepalive(turn.chunks(), turn.runtime.config.gateway.keepalive_s):
+        async for chunk in turn.relayed():
             if isinstance(chunk, Quiet):
                 yield b": keep-alive\n\n"
                 continue
