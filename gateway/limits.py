@@ -13,6 +13,7 @@ cap by calls started on that calendar day (`gateway.quota_day_tz`). All of it li
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -109,6 +110,14 @@ class RateLimits:
                 cooldown = Cooldown(until, self.board.text(_cool(alias)), source)
             spent = self._spent_today(alias, quota_signals.day_of(now, self.zone))
         return self.longer(cooldown, spent, now)
+
+    def retry_after(self, aliases: Iterable[str]) -> int:
+        """Whole seconds until the first of *aliases* cools down (at least 1): the `Retry-After`
+        of a request every one of them refused."""
+        ends = [self.cooldown_of(alias) for alias in aliases]
+        now = self.clock()
+        wait = min((c.until for c in ends if c is not None), default=now + 1)
+        return max(1, math.ceil(wait - now))
 
     def longer(self, cooldown: Cooldown | None, spent: str | None, now: float) -> Cooldown | None:
         """A model's cooldown, or its spent daily cap (why) cooling it to the day's end, if

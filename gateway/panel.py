@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import json
 import logging
-import math
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -326,9 +325,7 @@ class PanelRun:
             return None
         bench = {"bench": reply.bench_field(facts, seats)}
         if reply.all_limited(seats):
-            ends = [runtime.rate_limits.cooldown_of(r.alias) for r in seats]
-            wait = min((c.until for c in ends if c is not None), default=runtime.clock() + 1)
-            seconds = max(1, math.ceil(wait - runtime.clock()))
+            seconds = runtime.rate_limits.retry_after(r.alias for r in seats)
             return TooManyRequests(
                 f"Every seat of panel {facts.panel_id} is rate limited or cooling; "
                 f"try again in {seconds} s.",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -224,9 +223,7 @@ def refusal(
     headers = {"X-Bench-Conversation": conversation}
     named = "; ".join(f"{f.alias} {f.status}: {f.error}" for f in failures) or "no member"
     if failures and all(f.status in ("rate_limited", "cooling") for f in failures):
-        ends = [runtime.rate_limits.cooldown_of(f.alias) for f in failures]
-        wait = min((c.until for c in ends if c is not None), default=runtime.clock() + 1)
-        seconds = max(1, math.ceil(wait - runtime.clock()))
+        seconds = runtime.rate_limits.retry_after(f.alias for f in failures)
         return TooManyRequests(
             f"Every member tried for turn {conversation}.{turn} is rate limited or cooling "
             f"({named}); try again in {seconds} s.",
