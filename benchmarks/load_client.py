@@ -173,6 +173,23 @@ async def sequential(
     )
 
 
+async def panel_load(
+    urls: str | list[str], concurrency: int, seconds: float, warmup_s: float, seats: int = 5
+) -> LoadResult:
+    """The throughput measures' load: `bench/five` panels in a closed loop for *seconds* after
+    *warmup_s*, each counted only when every one of its *seats* answered."""
+    return await closed_loop(
+        urls,
+        chat("bench/five"),
+        concurrency,
+        seconds,
+        max_requests=int(concurrency * seconds * 20) + 1000,
+        check=panel_check(seats),
+        timeout_s=60,
+        warmup_s=warmup_s,
+    )
+
+
 async def closed_loop(
     url,
     payload,

@@ -95,16 +95,7 @@ def _load(ctx: Ctx, name: str, url: str, proc: t.Proc, sim: t.Proc, concurrency:
     pid = t.gateway_pid(proc)
     cpu0, sim0, began = t.cpu_seconds(pid), sim.cpu(), time.monotonic()
     got = asyncio.run(
-        lc.closed_loop(
-            url + "/v1/chat/completions",
-            PANEL,
-            concurrency,
-            ctx.seconds_per_load,
-            max_requests=int(concurrency * ctx.seconds_per_load * 20) + 1000,
-            check=lc.panel_check(SEATS),
-            timeout_s=60,
-            warmup_s=ctx.warmup_s,
-        )
+        lc.panel_load(url + "/v1/chat/completions", concurrency, ctx.seconds_per_load, ctx.warmup_s)
     )
     wall = time.monotonic() - began
     out = {

@@ -88,18 +88,8 @@ def _trips(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
 
 
 def _run_load(urls: list[str], ctx: Ctx) -> lc.LoadResult:
-    return asyncio.run(
-        lc.closed_loop(
-            [u + "/v1/chat/completions" for u in urls],
-            PANEL,
-            CONCURRENCY,
-            ctx.seconds_per_load,
-            max_requests=int(CONCURRENCY * ctx.seconds_per_load * 20) + 1000,
-            check=lc.panel_check(SEATS),
-            timeout_s=60,
-            warmup_s=ctx.warmup_s,
-        )
-    )
+    targets = [u + "/v1/chat/completions" for u in urls]
+    return asyncio.run(lc.panel_load(targets, CONCURRENCY, ctx.seconds_per_load, ctx.warmup_s))
 
 
 def _outcome(ctx: Ctx, name: str, got: lc.LoadResult, cpu: float) -> dict[str, Any]:
