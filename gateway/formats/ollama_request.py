@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterator
 from typing import Any
 
 from gateway.asking import chat_messages, collection_named, nominees_of, reply_asked, sampling_of
@@ -101,17 +102,24 @@ def model_name(model: Any) -> Any:
     return model
 
 
-def _chat_messages(messages: Any) -> list[dict[str, Any]]:
+def checked_messages(messages: Any, fields: frozenset[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each message of a `messages` list with where it stands (`messages[i]`), once it is an
+    object with no field outside *fields*; a panel and a route turn check them alike."""
     if not isinstance(messages, list) or not messages:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")
-    converted = []
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
             raise BadRequest(f"`{where}` must be an object.", param=where)
         for field in message:
-            if field not in _MESSAGE_FIELDS:
+            if field not in fields:
                 raise BadRequest(f"`{where}.{field}` is not a message field.", param=where)
+        yield where, message
+
+
+def _chat_messages(messages: Any) -> list[dict[str, Any]]:
+    converted = []
+    for where, message in checked_messages(messages, _MESSAGE_FIELDS):
         if message.get("role") == "tool" or message.get("tool_calls") or message.get("tool_name"):
             raise BadRequest(f"`{where}` is a tool call or result: {ROUTE_HINT}.", param=where)
         # An earlier turn's `thinking` is left out, as Ollama's own templates leave it out.

@@ -28,7 +28,7 @@ from starlette.responses import Response, StreamingResponse
 from gateway.asking import sampling_of
 from gateway.errors import BadRequest
 from gateway.formats.ollama import NDJSON, iso
-from gateway.formats.ollama_request import sampling_fields, with_images
+from gateway.formats.ollama_request import checked_messages, sampling_fields, with_images
 from gateway.formats.route_chat import Quiet
 from gateway.formats.route_pieces import Assembly, Call, Text, error_text, tokens_of
 from gateway.route import RouteAsk, RouteTurn
@@ -76,17 +76,9 @@ def read_route(body: dict[str, Any], collection: str, kind: str) -> RouteAsk:
 
 
 def _messages(messages: Any) -> list[dict[str, Any]]:
-    if not isinstance(messages, list) or not messages:
-        raise BadRequest("`messages` must be a non-empty list.", param="messages")
     converted: list[dict[str, Any]] = []
     pending: list[tuple[str, str]] = []  # (id, name) of the calls not yet answered
-    for i, message in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(message, dict):
-            raise BadRequest(f"`{where}` must be an object.", param=where)
-        for name in message:
-            if name not in _MESSAGE_FIELDS:
-                raise BadRequest(f"`{where}.{name}` is not a message field.", param=where)
+    for i, (where, message) in enumerate(checked_messages(messages, _MESSAGE_FIELDS)):
         role, content = message.get("role"), message.get("content") or ""
         if role not in _ROLES:
             raise BadRequest(f"`{where}.role` must be one of {', '.join(_ROLES)}.", param=where)
