@@ -7,6 +7,7 @@ import pytest
 
 from gateway.errors import UpstreamContextWindow, UpstreamRateLimited
 from gateway.upstream import calls as upstream
+from gateway.upstream import failures
 
 
 class _Response:
@@ -33,11 +34,11 @@ class _Limited(Exception):
     ],
 )
 def test_the_wait_a_provider_asks_for_is_read_from_headers_or_message(message, headers, wait):
-    assert upstream._retry_after(_Limited(message, headers)) == wait
+    assert failures._retry_after(_Limited(message, headers)) == wait
 
 
 def test_a_context_window_message_carries_its_limit():
-    error = upstream.classify(ValueError("This model's maximum context length is 8192 tokens"), 5)
+    error = failures.classify(ValueError("This model's maximum context length is 8192 tokens"), 5)
     assert isinstance(error, UpstreamContextWindow) and error.limit == 8192
 
 
@@ -45,7 +46,7 @@ def test_rate_limit_errors_become_rate_limited():
     import litellm
 
     exc = litellm.RateLimitError("limited", llm_provider="openai", model="m")
-    assert isinstance(upstream.classify(exc, 5), UpstreamRateLimited)
+    assert isinstance(failures.classify(exc, 5), UpstreamRateLimited)
 
 
 def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(gateway, sim):

@@ -1,9 +1,9 @@
-"""The one seam to the model providers: the only module that imports litellm.
+"""The one seam to the model providers: every call to a model goes through litellm here.
 
 Everything a call needs is passed per call (model, api_base, api_key, timeout) and retries are
 switched off at both levels (`num_retries=0` for litellm, `max_retries=0` for the OpenAI SDK it
 drives): a panel must never wait out a rate limit, it swaps in a reserve instead. litellm's
-exceptions become the gateway's own UpstreamError tree here, in one place.
+exceptions become the gateway's own UpstreamError tree in `failures`, in one place.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import contextlib
 import contextvars
 import functools
 import os
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,17 +25,14 @@ import litellm.main
 
 from gateway.errors import (
     UpstreamAnswerTooLarge,
-    UpstreamAuth,
     UpstreamBrokenStream,
-    UpstreamContextWindow,
     UpstreamError,
-    UpstreamFailed,
-    UpstreamRateLimited,
     UpstreamTimeout,
     UpstreamUnreachable,
 )
 from gateway.upstream import inline
 from gateway.upstream.capped import CappedResponse, capped, too_large_in
+from gateway.upstream.failures import classify, headers_of, short
 from gateway.upstream.gate import Passage, SetupGate
 
 litellm.suppress_debug_info = True
@@ -60,10 +56,6 @@ _PASSAGE: contextvars.ContextVar[Passage | None] = contextvars.ContextVar(
 _READING: contextvars.ContextVar[list[Passage] | None] = contextvars.ContextVar(
     "bench_reading", default=None
 )
-_WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
-# An image's data URL, as a provider may echo it in an error: never into a record or a log.
-_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=_-]*")
-_WAIT = re.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -317,7 +309,7 @@ async def _streamed(kwargs: dict[str, Any], started: float, limit: int | None = 
         except Exception as exc:
             if (over := too_large_in(exc)) is not None:
                 raise UpstreamAnswerTooLarge(str(over)) from exc
-            raise UpstreamBrokenStream(f"stream broke off: {_short(exc)}") from exc
+            raise UpstreamBrokenStream(f"stream broke off: {short(exc)}") from exc
         for choice in chunk.choices or ():
             text = getattr(choice.delta, "content", None)
             if text:
@@ -346,23 +338,6 @@ async def _close(stream: Any) -> None:
             await closing()
 
 
-def classify(exc: BaseException, timeout: float) -> UpstreamError:
-    """Map a litellm/SDK exception to the gateway's tree. Order matters: subclasses first."""
-    message = _short(exc)
-    if isinstance(exc, litellm.RateLimitError):
-        return UpstreamRateLimited(message, retry_after=_retry_after(exc), headers=headers_of(exc))
-    if isinstance(exc, litellm.Timeout):
-        return UpstreamTimeout(f"no answer within {timeout:g} s")
-    if isinstance(exc, litellm.ContextWindowExceededError) or _WINDOW.search(message):
-        found = _WINDOW.search(message)
-        return UpstreamContextWindow(message, int(found.group(1)) if found else None)
-    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
-        return UpstreamAuth(message)
-    if isinstance(exc, litellm.APIConnectionError) or _refused(exc):
-        return UpstreamUnreachable(message)
-    return UpstreamFailed(message)
-
-
 def endpoint_of(params: dict[str, Any]) -> str:
     """Where a model's calls go, as host:port, for an error a person can act on. Only the host
     and port: an api_base may carry credentials or a key in its query, and they stay out."""
@@ -377,54 +352,3 @@ def endpoint_of(params: dict[str, Any]) -> str:
     host = parts.hostname or "?"
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{port}" if port else host
-
-
-def headers_of(reply: object) -> dict[str, str]:
-    """The provider's response headers, lower-cased: litellm keeps them on a response (and on a
-    stream) as `_response_headers`, and on an exception as its httpx response's headers."""
-    found = getattr(reply, "_response_headers", None)
-    if found is None:
-        found = getattr(getattr(reply, "response", None), "headers", None)
-    if found is None:
-        found = getattr(reply, "litellm_response_headers", None)
-    try:
-        return {str(k).lower(): str(v) for k, v in (found or {}).items()}
-    except (AttributeError, TypeError):
-        return {}
-
-
-def _refused(exc: BaseException) -> bool:
-    """A refused connection surfaces as InternalServerError; the cause chain tells the truth."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ConnectionError | OSError) and not isinstance(seen, TimeoutError):
-            return True
-        name = type(seen).__name__
-        if "ClientConnector" in name or "ConnectError" in name or "ServerDisconnected" in name:
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    """Seconds the provider asked us to wait: retry-after-ms, Retry-After, or the message."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is not None:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue
-    found = _WAIT.search(str(exc))
-    if found:
-        value = float(found.group(1))
-        return value / 1000 if found.group(2).lower() == "ms" else value
-    return None
-
-
-def _short(exc: BaseException) -> str:
-    text = _DATA_URL.sub("[image]", str(exc)).strip() or type(exc).__name__
-    text = text.removeprefix("litellm.")
-    return text if len(text) <= 500 else text[:497] + "..."

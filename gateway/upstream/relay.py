@@ -16,7 +16,7 @@ from typing import Any
 import litellm
 
 from gateway.errors import UpstreamBrokenStream, UpstreamError, UpstreamTimeout
-from gateway.upstream.calls import _short, classify
+from gateway.upstream.failures import classify, short
 
 
 def max_output_of(served: str) -> int | None:
@@ -56,7 +56,7 @@ async def chunks_of(stream: Any) -> AsyncIterator[Any]:
         except Exception as exc:
             error = classify(exc, 0)
             if type(error).__name__ == "UpstreamFailed":
-                error = UpstreamBrokenStream(f"stream broke off: {_short(exc)}")
+                error = UpstreamBrokenStream(f"stream broke off: {short(exc)}")
             raise error from exc
         yield chunk
 
