@@ -25,13 +25,14 @@ class Server(uvicorn.Server):
     """uvicorn's server, woken when it is told to stop rather than polling for it.
 
     Why: uvicorn's main loop wakes ten times a second to see whether it should stop (every tenth
-    time it also refreshes the Date header). Each wake-up costs a worker ~0.17 ms of CPU on this
-    machine, asleep or not: 1.7 ms a second, half as much again as the gateway's own work on a
-    route turn a second. This one wakes once a second for the Date header (and uvicorn's other
-    once-a-second duties), and at once when `should_exit` is set: by a signal, or from any
-    thread (a test's `ServerThread.stop`, a worker's orphan watch)."""
+    time it also refreshes the Date header). An idle worker spent 1.7 ms of CPU a second on
+    those wake-ups here, more than the gateway's own work on a route turn. This one wakes once a
+    second for the Date header (and uvicorn's other once-a-second duties), and at once when
+    `should_exit` is set: by a signal, or from any thread (a test's `ServerThread.stop`, a
+    worker's orphan watch)."""
 
-    def __init__(self, config: uvicorn.Config) -> None:
+    def __init__(self, config: uvicorn.Config, *, tick_s: float = TICK_S) -> None:
+        self.tick_s = tick_s
         self._exiting = False
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -54,7 +55,7 @@ class Server(uvicorn.Server):
         self._loop = asyncio.get_running_loop()  # (after the event: the setter needs both)
         while not await self.on_tick(0):  # tick 0: the Date header and the checks, each time
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(TICK_S):
+                async with asyncio.timeout(self.tick_s):
                     await self._wake.wait()
 
 
