@@ -258,6 +258,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     from gateway import workers as processes
     from gateway.protocol import PROTOCOL
     from gateway.runtime import board_size
+    from gateway.serving import run_server
 
     process.own()
     config = load_config(path)
@@ -284,8 +285,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     )
     if count == 1:
         serverlog.summary(path, config, 1, "in this process (one worker)")
-        uvicorn.run(processes.served_app(config), **options)
-        return 0
+        return run_server(processes.served_app(config), **options)
     with processes.shared_board(board_size(config)) as board:
         serverlog.summary(path, config, count, f"board {board}, shared by the workers")
         if processes.supported():

@@ -124,6 +124,7 @@ def serve_one(path: str, host: str, port: int, options: dict[str, Any], board: s
     process.own()
     import uvicorn
 
+    from gateway.serving import Server
     from gateway.settings import load_config
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -132,7 +133,7 @@ def serve_one(path: str, host: str, port: int, options: dict[str, Any], board: s
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     app = served_app(load_config(path), Board.attach(Path(board)))
-    server = uvicorn.Server(uvicorn.Config(app, **options))
+    server = Server(uvicorn.Config(app, **options))
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler turns that into
     # a clean exit 0.
     signal.signal(signal.SIGTERM, lambda *_: None)
