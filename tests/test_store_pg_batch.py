@@ -48,3 +48,42 @@ def test_panels_and_seats_written_together_read_back_whole(pg_url):
     assert found[0]["notes"] == [] and found[0]["seats"][0]["seconds"] == 1.0
     assert found[2]["seats"][0]["failed_over"] == [{"alias": "b", "why": "429"}]
     assert [s["id"] for s in found[2]["seats"]] == ["p2.member1", "p2.member2"]
+
+
+def test_rows_arriving_within_the_gathering_window_are_one_transaction_each_written_on_return(
+    pg_url,
+):
+    async def scenario() -> tuple[int, list[list[str]], int]:
+        store = PostgresStore(pg_url, gather_s=0.5)
+        await store.open()
+        try:
+
+            async def write(turns: int, table: str, row: dict) -> list[str]:
+                for _ in range(turns):
+                    await asyncio.sleep(0)  # each writer arrives a loop turn after the last
+                await store.writes.write(table, row)
+                found = await store.panel("p0")  # returned: its row is committed
+                return [] if found is None else [s["id"] for s in found["seats"]]
+
+            seats = [call("p0", f"member{s}") for s in range(1, 6)]
+            order = [("panels", panel(0)), *(("calls", seat) for seat in seats)]
+            seen = await asyncio.gather(*(write(i, *item) for i, item in enumerate(order)))
+            async with store.pool.connection() as db:
+                cursor = await db.execute(
+                    "SELECT COUNT(DISTINCT xmin::text) AS n FROM "
+                    "(SELECT xmin FROM panels UNION ALL SELECT xmin FROM calls) AS rows"
+                )
+                transactions = (await cursor.fetchone())["n"]
+            store.writes.gather_s = 0.0  # no window: a lone row goes at once, its own batch
+            await store.writes.write("calls", call("p0", "member6"))
+            async with store.pool.connection() as db:
+                cursor = await db.execute("SELECT COUNT(DISTINCT xmin::text) AS n FROM calls")
+                later = (await cursor.fetchone())["n"]
+            return transactions, seen, later
+        finally:
+            await store.close()
+
+    transactions, seen, later = asyncio.run(scenario())
+    assert transactions == 1  # the panel and its five seats: one statement, one commit
+    assert all(len(ids) == 5 for ids in seen)  # no writer returned before the batch committed
+    assert later == 2

@@ -1,7 +1,10 @@
 """Seat rows into PostgreSQL: batched, and kept on local disk while PostgreSQL cannot take them.
 
 Rows are batched as SQLite's are: writes arriving while a batch is in flight go in the next one,
-each batch one short transaction, each writer answered once its own row is committed. When
+each batch one short transaction, each writer answered once its own row is committed. The first
+row of a batch also waits `GATHER_S` for others: PostgreSQL is a round trip away, and each
+statement costs this process and the server more than the rows in it (under load, a window this
+short holds the seats of several panels, and a panel's reply is that much later). When
 PostgreSQL cannot take a row for now (unreachable, shut down, no connection within WAIT_S, or a
 seat whose panel another worker still holds on its disk), that row and every later one go to the
 spill (gateway/store/spill.py) instead, in order, and their writers are answered once the rows
@@ -36,6 +39,7 @@ RETRY_S = (0.25, 4.0)  # PostgreSQL is tried again after the first, doubling up 
 # aside in the spill's rejected file: its panel may have been refused as a bad row, and one such
 # seat must not hold up every row behind it for good.
 PATIENCE = 150
+GATHER_S = 0.01  # the first row of a batch waits this long for more (rows per statement)
 PART = "store"  # as /healthz names it
 RETRY_AFTER = {"Retry-After": "5"}
 
@@ -70,8 +74,10 @@ class SeatWrites:
         spill: Spill | None,
         health: Health,
         patience: int = PATIENCE,
+        gather_s: float = GATHER_S,
     ) -> None:
         self.pool = pool
+        self.gather_s = gather_s
         self.spill = spill
         self.health = health
         self.patience = patience
@@ -142,7 +148,10 @@ class SeatWrites:
 
     async def _flush(self) -> None:
         """Write what is pending, a batch at a time, until none is. Every write taken is
-        answered, whatever goes wrong, or its writer would wait forever."""
+        answered, whatever goes wrong, or its writer would wait forever. The first batch
+        waits `gather_s` for rows to join it; the later ones gathered while one was in flight."""
+        if self.gather_s > 0:
+            await asyncio.sleep(self.gather_s)
         while self._pending:
             batch, self._pending = self._pending, []
             try:
