@@ -218,8 +218,11 @@ class RateLimits:
             taken = self.board.take(rings, now) if rings else []
             if not isinstance(taken, str):
                 today = float(quota_signals.day_of(now, self.zone))
-                for cell in self.day_cells(alias):
+                cells = self.day_cells(alias)
+                for cell in cells:
                     self._count(cell, today)
+                if self.journal is not None:  # counted here while Redis is away: it adds them
+                    self.journal.append(["count", cells, today])
         if isinstance(taken, str):
             return self.over(alias, taken, self.board.oldest(taken, dict(rings)[taken], now), now)
         return Permit(self.board, taken, self.clock)

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import shutil
+import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -248,6 +249,42 @@ def test_without_redis_a_replica_serves_on_its_own_state_and_reseeds_redis_when_
             await b.live.close()
 
     run(replicas(1, url, tmp_path, clock, rpm=50), body)
+
+
+def test_calls_counted_while_redis_was_unreachable_reach_its_day_counts(own_redis, tmp_path):
+    """Redis frozen, not emptied (a partition): the day counts a replica made on its own are
+    added to Redis's when it answers again, not overwritten by them."""
+    clock = ManualClock()
+    url = own_redis.url(0)
+    assert own_redis.proc is not None
+
+    async def body(a: Runtime) -> None:
+        assert isinstance(await a.live.acquire("alpha"), Permit)  # counted in Redis
+        os.kill(own_redis.proc.pid, signal.SIGSTOP)
+        try:
+            await a.live.refresh()  # a read only (a step that timed out may still be run)
+            for _ in range(2):  # on its own board
+                assert isinstance(await a.live.acquire("alpha"), Permit)
+            assert a.health.status()["status"] == "degraded"
+        finally:
+            os.kill(own_redis.proc.pid, signal.SIGCONT)
+        for _ in range(200):  # the watcher tries again every few seconds
+            if a.health.status() == {"status": "ok"}:
+                break
+            await asyncio.sleep(0.05)
+        assert a.health.status() == {"status": "ok"}
+        (b,) = replicas(1, url, tmp_path, clock, rpd=5)
+        await b.live.start()
+        try:
+            assert isinstance(await b.live.acquire("alpha"), Permit)
+            assert b.rate_limits.used_today("alpha") == 4  # 1 in Redis, 2 away from it, b's
+            assert isinstance(await b.live.acquire("alpha"), Permit)
+            refused = await b.live.acquire("alpha")
+            assert isinstance(refused, Refused) and "daily cap spent (5/day" in refused
+        finally:
+            await b.live.close()
+
+    run(replicas(1, url, tmp_path, clock, rpd=5), body)
 
 
 def test_a_replica_starts_and_serves_when_redis_is_not_there(tmp_path):

@@ -84,6 +84,18 @@ function ops.add(op) -- {add, cell, da, db}
   return {}
 end
 
+function ops.count(op) -- {count, [day cell, ...], day}: a call counted while Redis was away
+  for _, cell in ipairs(op[2]) do
+    local count, day = read(cell)
+    if day == op[3] then
+      write(cell, count + 1, day, '')
+    elseif day < op[3] then
+      write(cell, 1, op[3], '')
+    end
+  end
+  return {'ok'}
+end
+
 function ops.lower(op) -- {lower, cell, value}: a learned context window only goes down
   local known = read(op[2])
   if known ~= 0 and known <= op[3] then
