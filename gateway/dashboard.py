@@ -254,8 +254,14 @@ def chart(models: list[dict[str, Any]]) -> dict[str, Any]:
             }
         )
     width = label_w + 2 * (bar_w + 60)
-    return {"bars": bars, "width": width, "height": 30 + len(models) * row_h, "label_w": label_w,
-            "bar_w": bar_w, "rate_x": label_w + bar_w + 60}
+    return {
+        "bars": bars,
+        "width": width,
+        "height": 30 + len(models) * row_h,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "rate_x": label_w + bar_w + 60,
+    }
 
 
 def _html(reply: HTMLResponse, body: str, status: int) -> HTMLResponse:

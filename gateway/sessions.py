@@ -90,7 +90,7 @@ class Access:
                 code="admin_token_not_set",
             )
         if not isinstance(token, str) or not token:
-            raise Unauthorized("Send the admin token as {\"token\": \"...\"}.")
+            raise Unauthorized('Send the admin token as {"token": "..."}.')
         if not hmac.compare_digest(token.encode(), self.admin_token.encode()):
             if token.startswith(KEY_PREFIX):
                 raise Unauthorized(

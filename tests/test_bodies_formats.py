@@ -64,26 +64,42 @@ HUGE: list[tuple[str, bytes, Callable[[httpx.Response], str], str]] = [
         anthropic_message,
         "`messages`",
     ),
-    ("/v1/responses", b'{"model": "bench/trio", "input": ' + many(USER) + b"}", openai_message,
-     "`input`"),  # fmt: skip
+    (
+        "/v1/responses",
+        b'{"model": "bench/trio", "input": ' + many(USER) + b"}",
+        openai_message,
+        "`input`",
+    ),  # fmt: skip
     (
         "/v1/completions",
         b'{"model": "bench/trio", "prompt": "hi", "logit_bias": ' + LOGIT_BIAS + b"}",
         openai_message,
         "`logit_bias`",
     ),
-    ("/api/chat", b'{"model": "bench/trio", "messages": ' + many(USER) + b"}", ollama_message,
-     "`messages`"),  # fmt: skip
+    (
+        "/api/chat",
+        b'{"model": "bench/trio", "messages": ' + many(USER) + b"}",
+        ollama_message,
+        "`messages`",
+    ),  # fmt: skip
     (
         "/api/generate",
         b'{"model": "bench/trio", "prompt": "hi", "images": ' + many(b'"aGk="') + b"}",
         ollama_message,
         "JSON values",
     ),
-    (f"{GEMINI}:generateContent", b'{"contents": ' + many(GEMINI_USER) + b"}", gemini_message,
-     "`contents`"),  # fmt: skip
-    (f"{GEMINI}:countTokens", b'{"contents": ' + many(GEMINI_USER) + b"}", gemini_message,
-     "`contents`"),  # fmt: skip
+    (
+        f"{GEMINI}:generateContent",
+        b'{"contents": ' + many(GEMINI_USER) + b"}",
+        gemini_message,
+        "`contents`",
+    ),  # fmt: skip
+    (
+        f"{GEMINI}:countTokens",
+        b'{"contents": ' + many(GEMINI_USER) + b"}",
+        gemini_message,
+        "`contents`",
+    ),  # fmt: skip
 ]
 
 
@@ -109,8 +125,11 @@ def test_a_huge_structure_is_refused_in_each_formats_shape_without_stalling_heal
 OUT_OF_BOUNDS: list[tuple[str, dict[str, Any], Callable[[httpx.Response], str], str]] = [
     (
         "/v1/messages",
-        {"max_tokens": 64, "messages": [{"role": "user", "content": "hi"}],
-         "stop_sequences": ["a", "b", "c", "d", "e"]},
+        {
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "hi"}],
+            "stop_sequences": ["a", "b", "c", "d", "e"],
+        },
         anthropic_message,
         "stop",
     ),  # fmt: skip

@@ -109,7 +109,7 @@ def test_panels_appear_with_every_seat_and_one_click_records_the_verdict(make_ga
 def test_an_answers_markup_never_runs(make_gateway, watched, sim):
     hostile = (
         'Here: <script>window.pwned = "script"</script> and '
-        '<img src=x onerror="window.pwned = \'img\'"> **bold** `code`'
+        "<img src=x onerror=\"window.pwned = 'img'\"> **bold** `code`"
     )
     sim.set("sim-alpha", answer=hostile)
     gw = make_gateway()
@@ -160,9 +160,10 @@ def test_off_loopback_the_admin_token_signs_in_and_a_gateway_key_does_not(
     key = page.locator("#new-key-shown code").inner_text()
     assert key.startswith("bwk_")
     assert page.locator('[data-key="ci-script"]').count() == 1
-    assert gw.http.get("/bench/panels", headers={"Authorization": f"Bearer {key}"}).json()[
-        "panels"
-    ] == []  # the key reads its own panels (none yet)
+    assert (
+        gw.http.get("/bench/panels", headers={"Authorization": f"Bearer {key}"}).json()["panels"]
+        == []
+    )  # the key reads its own panels (none yet)
 
     page.click("#signout")
     page.wait_for_selector("form#signin", timeout=WAIT_MS)
@@ -170,8 +171,9 @@ def test_off_loopback_the_admin_token_signs_in_and_a_gateway_key_does_not(
     page.click("form#signin button")
     page.wait_for_selector("#signin-error:has-text('gateway key does not open')", timeout=WAIT_MS)
     assert page.locator("#keys").count() == 0
-    assert watched.errors == ["Failed to load resource: the server responded with a status of "
-                              "401 (Unauthorized)"] * len(watched.errors)
+    assert watched.errors == [
+        "Failed to load resource: the server responded with a status of 401 (Unauthorized)"
+    ] * len(watched.errors)
     watched.errors.clear()  # the refused sign-ins above are expected 401s
     page.goto(gw.url + "/")
     assert page.locator("form#signin").is_visible()

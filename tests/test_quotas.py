@@ -81,9 +81,7 @@ def test_a_daily_limit_429_stating_no_reset_cools_until_the_next_day_in_the_quot
     assert row["cooling_source"] == "body" and "Asia/Tokyo" in row["cooling_why"]
 
 
-def test_a_success_saying_nothing_remains_cools_the_model_before_any_429(
-    make_gateway, sim, clock
-):
+def test_a_success_saying_nothing_remains_cools_the_model_before_any_429(make_gateway, sim, clock):
     gw = make_gateway(duo_raw(sim.url), clock=clock.now)
     sim.set(
         served("alpha"),
@@ -134,9 +132,7 @@ def test_an_rpd_cap_counts_the_calls_of_two_gateways_on_one_board_and_store(
     assert model_row(one, "alpha")["used_today"] == 1
 
 
-def test_a_restart_keeps_the_learned_limits_and_the_days_counts(
-    make_gateway, sim, clock, tmp_path
-):
+def test_a_restart_keeps_the_learned_limits_and_the_days_counts(make_gateway, sim, clock, tmp_path):
     raw = duo_raw(sim.url)
     raw["model_list"][0]["bench"]["rpd"] = 3  # alpha
     store = tmp_path / "kept.db"
@@ -166,9 +162,7 @@ def test_a_restart_keeps_the_learned_limits_and_the_days_counts(
     assert "daily cap" in first_seat(again.ask("bench/duo")[0])["error"]
 
 
-def test_pacing_waits_for_a_members_rpm_slot_instead_of_seating_a_reserve(
-    make_gateway, sim, clock
-):
+def test_pacing_waits_for_a_members_rpm_slot_instead_of_seating_a_reserve(make_gateway, sim, clock):
     raw = duo_raw(sim.url, pace_wait_s=20)
     raw["model_list"][0]["bench"]["rpm"] = 1  # alpha
     gw = make_gateway(raw, clock=clock.now)
@@ -200,9 +194,7 @@ def test_usage_sums_match_the_records(make_gateway, sim, clock):
     for hours in (0, 1, 3):  # 22:00, 23:00 on the 6th, 02:00 on the 7th
         clock.advance(hours * 3600 - (clock.now() - NOW))
         panels.append(gw.ask("bench/duo", content="tell me " * hours)[0].model_extra["bench"])
-    seats = [
-        gw.http.get(f"/bench/calls/{s['call']}").json() for p in panels for s in p["seats"]
-    ]
+    seats = [gw.http.get(f"/bench/calls/{s['call']}").json() for p in panels for s in p["seats"]]
     called = [s for s in seats if s["status"] != "cooling"]
     body = gw.http.get("/bench/usage", params={"month": "2025-03"}).json()
     assert body["month"] == "2025-03" and body["time_zone"] == "UTC"

@@ -1,6 +1,8 @@
-"""Group commit of seat finishes (gateway/state/redis_link.py `commit`): finishes that come while
-a round trip is in flight join the next one instead of sending their own, and each `flush` still
-returns only once its changes are in Redis; Redis lost with a batch waiting keeps the journal.
+"""Group commit of seat finishes (gateway/state/redis_link.py `commit`): finishes that land in one
+turn of the event loop, or while a round trip is in flight, share one step instead of sending
+their own, and each `flush` still returns only once its changes are in Redis; Redis lost with a
+batch waiting keeps the journal. A step that only ends seats publishes nothing: the others hear
+it with their next reply.
 
 Real Runtimes on the test's own Redis database, times from a clock the test moves.
 """
@@ -38,9 +40,9 @@ def test_finishes_at_once_share_round_trips_and_each_returns_with_its_change_in_
 
         await asyncio.gather(*(finish() for _ in range(FINISHES)))
         figures = a.live.figures()
-        # the first sends its own; the rest arrive while it is in flight and ride the next one
-        assert figures["by_cause"]["finish"] == 2
-        assert figures["joined"]["finish"] == FINISHES - 2
+        # they land in one turn of the loop: the first waits out the turn, and all go together
+        assert figures["by_cause"]["finish"] == 1
+        assert figures["joined"]["finish"] == FINISHES - 1
         assert figures["seat_finishes"] == FINISHES and not figures["queued"]
         assert min(seen) >= 0  # never a flush returned before its change was in Redis
         await b.live.refresh()
@@ -137,6 +139,64 @@ def test_a_worker_skips_its_own_steps_news_unread_and_another_takes_it(redis_url
             with pytest.raises(json.JSONDecodeError):
                 b.live.link.heard(garbled)  # another's: read
             b.live.link.heard(news)  # (unless b's own listener took it first)
+            assert b.rate_limits.cooldown_of("beta") is not None
+        finally:
+            await pubsub.aclose()
+            await listener.aclose()
+
+    run(replicas(2, redis_url, tmp_path, clock), body)
+
+
+def test_finishes_a_turn_apart_while_the_first_is_in_flight_ride_the_next_step(redis_url, tmp_path):
+    clock = ManualClock()
+
+    async def body(a: Runtime, b: Runtime) -> None:
+        async def finish(turns: int) -> None:
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            a.ledger.answered("alpha")
+            await a.live.flush()
+
+        # the first gathers for one turn and sends; the others queue behind the step in flight
+        await asyncio.gather(finish(0), *(finish(2) for _ in range(3)))
+        figures = a.live.figures()
+        assert figures["by_cause"]["finish"] == 2 and figures["joined"]["finish"] == 2
+        await b.live.refresh()
+        assert b.ledger.row("alpha")["answered"] == 4
+
+    run(replicas(2, redis_url, tmp_path, clock), body)
+
+
+def test_a_step_that_only_ends_seats_publishes_nothing_and_reaches_others_by_their_reply(
+    redis_url, tmp_path
+):
+    clock = ManualClock()
+
+    async def body(a: Runtime, b: Runtime) -> None:
+        listener = redis.Redis.from_url(redis_url, decode_responses=True)
+        pubsub = listener.pubsub(ignore_subscribe_messages=True)
+        await pubsub.subscribe("bench:changes")
+        try:
+            a.rate_limits.cool("gamma", 30, "rate limited (429)")
+            await a.live.flush()  # published
+            a.ledger.answered("alpha")
+            await a.live.flush()  # the seat's end: its slot released, its answer counted
+            a.rate_limits.cool("beta", 30, "rate limited (429)")
+            await a.live.flush()  # news the others must hear at once
+            heard = []
+            for _ in range(100):  # (a None: the subscription's own confirmation, skipped)
+                message = await pubsub.get_message(timeout=0.05)
+                if message is not None:
+                    heard.append(json.loads(message["data"]))
+                if len(heard) == 2:
+                    break
+            assert len(heard) == 2
+            # in order: the two cooldowns' steps; the seat's end came between, unsent
+            assert heard[1]["seq"] == heard[0]["seq"] + 2
+            assert not any("answered" in cell for news in heard for cell in news["cells"])
+            assert any("cool" in cell for cell in heard[1]["cells"])
+            await b.live.refresh()  # any step of b's: its reply brings what it did not hear
+            assert b.ledger.row("alpha")["answered"] == 1
             assert b.rate_limits.cooldown_of("beta") is not None
         finally:
             await pubsub.aclose()

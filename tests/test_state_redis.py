@@ -202,7 +202,6 @@ def test_a_replica_whose_board_is_behind_still_seats_explorers_no_one_just_took(
     asyncio.run(body())
 
 
-
 @pytest.fixture
 def own_redis(tmp_path):
     """A Redis of this test's own, to stop and start again."""

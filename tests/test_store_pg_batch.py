@@ -48,3 +48,70 @@ def test_panels_and_seats_written_together_read_back_whole(pg_url):
     assert found[0]["notes"] == [] and found[0]["seats"][0]["seconds"] == 1.0
     assert found[2]["seats"][0]["failed_over"] == [{"alias": "b", "why": "429"}]
     assert [s["id"] for s in found[2]["seats"]] == ["p2.member1", "p2.member2"]
+
+
+def test_seat_rows_arriving_within_the_gathering_window_are_one_transaction_each_written_on_return(
+    pg_url,
+):
+    async def scenario() -> tuple[int, list[list[str]], int]:
+        store = PostgresStore(pg_url, gather_s=0.5)
+        await store.open()
+        try:
+
+            async def write(turns: int, table: str, row: dict) -> list[str]:
+                for _ in range(turns):
+                    await asyncio.sleep(0)  # each writer arrives a loop turn after the last
+                await store.writes.write(table, row)
+                found = await store.panel("p0")  # returned: its row is committed
+                return [] if found is None else [s["id"] for s in found["seats"]]
+
+            seats = [call("p0", f"member{s}") for s in range(1, 6)]
+            await store.writes.write("panels", panel(0))  # a panel row waits for no window
+            order = [("calls", seat) for seat in seats]
+            seen = await asyncio.gather(*(write(i, *item) for i, item in enumerate(order)))
+            async with store.pool.connection() as db:
+                cursor = await db.execute("SELECT COUNT(DISTINCT xmin::text) AS n FROM calls")
+                transactions = (await cursor.fetchone())["n"]
+            store.writes.gather_s = 0.0  # no window: a lone row goes at once, its own batch
+            await store.writes.write("calls", call("p0", "member6"))
+            async with store.pool.connection() as db:
+                cursor = await db.execute("SELECT COUNT(DISTINCT xmin::text) AS n FROM calls")
+                later = (await cursor.fetchone())["n"]
+            return transactions, seen, later
+        finally:
+            await store.close()
+
+    transactions, seen, later = asyncio.run(scenario())
+    assert transactions == 1  # the five seats: one statement, one commit
+    assert all(len(ids) == 5 for ids in seen)  # no writer returned before the batch committed
+    assert later == 2
+
+
+def test_a_panel_row_ends_the_window_and_takes_the_seat_rows_gathered_with_it(pg_url):
+    async def scenario() -> tuple[float, int]:
+        store = PostgresStore(pg_url, gather_s=30.0)  # only a panel row can end this window
+        await store.open()
+        try:
+            await store.writes._insert([("panels", panel(0))])
+            seat = asyncio.ensure_future(store.writes.write("calls", call("p0", "member1")))
+            for _ in range(3):
+                await asyncio.sleep(0)
+            assert not seat.done()  # gathering
+            began = asyncio.get_running_loop().time()
+            await asyncio.wait_for(store.writes.write("panels", panel(1)), 10)
+            waited = asyncio.get_running_loop().time() - began
+            await asyncio.wait_for(seat, 10)
+            async with store.pool.connection() as db:
+                cursor = await db.execute(
+                    "SELECT COUNT(DISTINCT xmin::text) AS n FROM "
+                    "(SELECT xmin FROM panels WHERE id = 'p1' "
+                    "UNION ALL SELECT xmin FROM calls) AS rows"
+                )
+                together = (await cursor.fetchone())["n"]
+            return waited, together
+        finally:
+            await store.close()
+
+    waited, together = asyncio.run(scenario())
+    assert waited < 10  # not the window's 30 s
+    assert together == 1  # the seat row went in the panel row's statement

@@ -20,6 +20,7 @@ MIGRATIONS = [
     "0004_dashboard_indexes",
     "0005_learned_limits_and_usage",
     "0006_route_turns",
+    "0007_seat_indexes_reads_use",
 ]
 
 
@@ -180,3 +181,28 @@ def test_store_copy_refuses_urls_it_cannot_copy_between(pg_url, tmp_path, capsys
     assert main(["store", "copy", "--from", pg_url, "--to", pg_url]) == 2
     assert main(["store", "copy", "--from", f"sqlite:///{tmp_path}/none.db", "--to", pg_url]) == 1
     assert "no SQLite store" in capsys.readouterr().err
+
+
+def test_each_index_a_seat_row_pays_for_serves_a_read(pg_url):
+    """Every insert into calls updates each of its indexes: only those a read uses are left,
+    and the newest answered seats (the owed count) are read from calls_by_started."""
+    import asyncio
+
+    from gateway.store.postgres import PostgresStore
+
+    async def migrated() -> None:
+        store = PostgresStore(pg_url)
+        await store.open()
+        await store.close()
+
+    asyncio.run(migrated())
+    names = {name for (name,) in rows(pg_url, "SELECT indexname FROM pg_indexes "
+                                               "WHERE tablename = 'calls'")}  # fmt: skip
+    assert names == {"calls_pkey", "calls_seq_key", "calls_by_panel", "calls_by_started"}
+    with psycopg.connect(pg_url) as db:
+        db.execute("SET enable_seqscan = off")  # (a table this small is read whole otherwise)
+        plan = db.execute(
+            "EXPLAIN SELECT c.id, c.seat FROM calls c WHERE c.status = 'ok' "
+            "ORDER BY c.started DESC LIMIT 200"
+        ).fetchall()
+    assert "calls_by_started" in " ".join(line for (line,) in plan)

@@ -237,6 +237,7 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
 
 async def render_run(run: PanelRun) -> Response:
     """The reply to a seated panel: the event stream when asked for, else the response."""
+
     def body(done: Completion) -> dict[str, Any]:
         return response_body(run.ask, done)
 

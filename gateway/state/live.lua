@@ -12,7 +12,9 @@
 -- single word `empty` when Redis holds no state yet (nothing was applied: seed it first).
 -- A `take` marked required that is refused (a key over its rpm) skips the ops after it.
 -- The cells a step wrote are also published on `changes` ({origin, epoch, seq, cells: [name,
--- value, ...]}), so every replica's mirror hears of a seating before its next panel is chosen.
+-- value, ...]}), so every replica's mirror hears of a seating before its next panel is chosen;
+-- unless the request says `"publish": false` (it only ended seats: the others' next replies
+-- bring what it wrote, since every write is scored in `changed`).
 
 local P = 'bench:'
 local CELLS, CHANGED, SEQ, EPOCH = P .. 'cells', P .. 'changed', P .. 'seq', P .. 'epoch'
@@ -336,7 +338,7 @@ local function values(names)
   return found
 end
 
-if #written > 0 then
+if #written > 0 and request.publish ~= false then
   local cells, got = {}, values(written)
   for i, name in ipairs(written) do
     if got[i] then

@@ -18,8 +18,15 @@ board, which has carried on meanwhile.
 
 Group commit (`commit`, a seat's finish): changes that need no answer wait for no round trip of
 their own while another is in flight. They join the next step, whatever asks for it (a seating,
-a slot, or the first of them once the link is quiet), so under load many finishes are one round
-trip and one publication, and each caller still returns only once its changes are in Redis.
+a slot, or the first of them once the link is quiet, after one turn of the event loop, so the
+finishes that landed in the same turn go together), so under load many finishes are one round
+trip, and each caller still returns only once its changes are in Redis.
+
+A step publishes only news another replica must hear before it seats its next panel: a seating,
+a cooldown, a verdict. A step that only ends seats (`QUIET`: slots released, answers counted)
+publishes nothing; what it wrote reaches the other workers with their next step's reply, which
+brings every cell changed since their last. So a panel is about one publication, not three,
+and every worker hears a third as much.
 """
 
 from __future__ import annotations
@@ -53,6 +60,9 @@ PART = "state"
 CHANNEL = "bench:changes"
 LISTEN_S = 0.25  # how long the listener waits for news before looking whether to stop
 POOL = 16  # connections per worker (opened at start); a step waits at most SOCKET_S for one
+# the ops a seat's end sends when all went well (its slot released, its answer counted): no
+# other replica needs them before its next reply, so a step of only these publishes nothing
+QUIET = frozenset({"release", "add"})
 _SCRIPT = files("gateway.state").joinpath("live.lua").read_text(encoding="utf-8")
 
 
@@ -144,6 +154,7 @@ class RedisLink:
         while self.up:
             if self._flying == 0:
                 if self.journal:
+                    await self._gather()
                     with contextlib.suppress(Down):
                         await self.step([], kind)
                 return
@@ -164,10 +175,19 @@ class RedisLink:
                 return
         self.bound()  # sent by the watcher once Redis is back
 
+    async def _gather(self) -> None:
+        """One turn of the event loop, counted as a step in flight, so the finishes that
+        landed in the same turn queue theirs and join the step this one then sends."""
+        self._flying += 1
+        try:
+            await asyncio.sleep(0)
+        finally:
+            self._landed(None, True)  # (a waiter woken here finds the step in flight, or none)
+
     async def _send(self, ops: list[list[Any]], kind: str) -> list[Any]:
         request = {
             "since": self.seen, "epoch": self.epoch, "now": self.clock(), "origin": self._origin,
-            "ops": ops,
+            "ops": ops, "publish": any(op[0] not in QUIET for op in ops),
         }  # fmt: skip
         payload = json.dumps(request)
         self.counts[kind] += 1
@@ -292,4 +312,3 @@ class RedisLink:
 
 def _said(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
-

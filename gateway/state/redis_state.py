@@ -268,9 +268,7 @@ class RedisState:
             take = self._key_take(client, self.clock())
             ops = [take] if take else []
             with contextlib.suppress(Down):
-                results = await self.link.step(
-                    [*ops, converse_op(key, new_conversation())], "turn"
-                )
+                results = await self.link.step([*ops, converse_op(key, new_conversation())], "turn")
                 if take and results[0][0] != "ok":
                     answer = results[0]
                     raise over_rpm(client, float(answer[2]) if answer[2] else None, self.clock())

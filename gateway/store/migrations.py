@@ -109,6 +109,17 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         ALTER TABLE calls ADD COLUMN failed_over TEXT;
         """,
+    ),  # Every seat row pays for each index on calls, and more as the table grows: two no read
+    # needs go. calls_by_alias (no query looks seats up by model and time) and the answered
+    # seats' partial index, which calls_by_started (0005) serves as well: the owed read walks
+    # it from the newest and skips what is not ok. IF EXISTS: a replica applying this while
+    # another runs waits only for the short lock each DROP takes.
+    (
+        "0007_seat_indexes_reads_use",
+        """
+        DROP INDEX IF EXISTS calls_by_alias;
+        DROP INDEX IF EXISTS calls_answered_by_started;
+        """,
     ),
 )
 

@@ -1,7 +1,11 @@
 """Seat rows into PostgreSQL: batched, and kept on local disk while PostgreSQL cannot take them.
 
 Rows are batched as SQLite's are: writes arriving while a batch is in flight go in the next one,
-each batch one short transaction, each writer answered once its own row is committed. When
+each batch one short transaction, each writer answered once its own row is committed. A seat row
+that starts a batch also waits up to `GATHER_S` for others: PostgreSQL is a round trip away, and
+each statement costs this process and the server more than the rows in it (under load, seats of
+several panels share one). A panel row never waits (its seats are called only once it is
+written): it ends the window, taking the seat rows gathered so far with it. When
 PostgreSQL cannot take a row for now (unreachable, shut down, no connection within WAIT_S, or a
 seat whose panel another worker still holds on its disk), that row and every later one go to the
 spill (gateway/store/spill.py) instead, in order, and their writers are answered once the rows
@@ -14,6 +18,7 @@ once none waits, sends rows straight in again and tells `/healthz` the store has
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -36,6 +41,7 @@ RETRY_S = (0.25, 4.0)  # PostgreSQL is tried again after the first, doubling up 
 # aside in the spill's rejected file: its panel may have been refused as a bad row, and one such
 # seat must not hold up every row behind it for good.
 PATIENCE = 150
+GATHER_S = 0.01  # a seat row starting a batch waits this long for more (rows per statement)
 PART = "store"  # as /healthz names it
 RETRY_AFTER = {"Retry-After": "5"}
 
@@ -70,8 +76,10 @@ class SeatWrites:
         spill: Spill | None,
         health: Health,
         patience: int = PATIENCE,
+        gather_s: float = GATHER_S,
     ) -> None:
         self.pool = pool
+        self.gather_s = gather_s
         self.spill = spill
         self.health = health
         self.patience = patience
@@ -79,12 +87,15 @@ class SeatWrites:
         self.trouble: str | None = None  # why rows go to the spill rather than straight in
         self.migrated = False
         self._pending: list[_Pending] = []
+        self._urgent = asyncio.Event()  # a panel row waits: the window ends
         self._flusher: asyncio.Task[None] | None = None
         self._recovery: asyncio.Task[None] | None = None
 
     async def write(self, table: str, row: Row) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((table, row, done))
+        if table == "panels":
+            self._urgent.set()
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
         # a caller giving up (its request cancelled) does not cancel the batch it is in
@@ -142,8 +153,14 @@ class SeatWrites:
 
     async def _flush(self) -> None:
         """Write what is pending, a batch at a time, until none is. Every write taken is
-        answered, whatever goes wrong, or its writer would wait forever."""
+        answered, whatever goes wrong, or its writer would wait forever. The first batch
+        waits up to `gather_s` for rows to join it (no panel row waits); the later ones
+        gathered while one was in flight."""
+        if self.gather_s > 0 and not self._urgent.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._urgent.wait(), self.gather_s)
         while self._pending:
+            self._urgent.clear()
             batch, self._pending = self._pending, []
             try:
                 if self.trouble is not None and self.spill is not None:

@@ -27,6 +27,7 @@ from gateway.health import Health
 from gateway.store import pg_pages
 from gateway.store.pg_migrations import migrate
 from gateway.store.pg_writes import (
+    GATHER_S,
     JSON_FIELDS,
     PATIENCE,
     WAIT_S,
@@ -59,10 +60,12 @@ class PostgresStore:
         spill: Spill | None = None,
         health: Health | None = None,
         patience: int = PATIENCE,
+        gather_s: float = GATHER_S,
     ) -> None:
         """*spill*: where seat rows wait while PostgreSQL is down (none: they fail, as a
         command line's writes should); *health*: what `/healthz` is told; *patience*: tries a
-        spilled seat waits for its panel (pg_writes.PATIENCE)."""
+        spilled seat waits for its panel (pg_writes.PATIENCE); *gather_s*: how long the first
+        row of a batch waits for more (pg_writes.GATHER_S)."""
         self.url = url
         self.pool: AsyncConnectionPool[AsyncConnection[Row]] = AsyncConnectionPool(
             url,
@@ -74,7 +77,7 @@ class PostgresStore:
             reconnect_timeout=10.0,  # give up on a slot soon, so a new try starts at once
             kwargs={"autocommit": True, "row_factory": dict_row, **CONNECTING},
         )
-        self.writes = SeatWrites(self.pool, spill, health or Health(), patience)
+        self.writes = SeatWrites(self.pool, spill, health or Health(), patience, gather_s)
         self._known_keys: OrderedDict[str, Row] = OrderedDict()
 
     async def open(self) -> None:

@@ -190,11 +190,15 @@ class SqliteStore(SqliteState):
     async def day_counts(self, since: float) -> list[dict[str, Any]]:
         """Calls started since *since* (the day's start), per model and connection."""
         rows = await self._run(
-            lambda: cast(sqlite3.Connection, self._db).execute(
-                "SELECT alias, connection, COUNT(*) AS calls FROM calls "
-                "WHERE started >= ? AND status != 'cooling' GROUP BY alias, connection",
-                (since,),
-            ).fetchall()
+            lambda: (
+                cast(sqlite3.Connection, self._db)
+                .execute(
+                    "SELECT alias, connection, COUNT(*) AS calls FROM calls "
+                    "WHERE started >= ? AND status != 'cooling' GROUP BY alias, connection",
+                    (since,),
+                )
+                .fetchall()
+            )
         )
         return [dict(r) for r in rows]
 
@@ -229,4 +233,3 @@ class SqliteStore(SqliteState):
             (start, end, owner, owner),
         ).fetchall()
         return [dict(r) for r in rows]
-

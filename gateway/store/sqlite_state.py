@@ -96,9 +96,11 @@ class SqliteState(SqliteWriter):
 
     async def learned_windows(self) -> dict[str, int]:
         rows = await self._run(
-            lambda: cast(sqlite3.Connection, self._db)
-            .execute("SELECT alias, context_window FROM learned_windows")
-            .fetchall()
+            lambda: (
+                cast(sqlite3.Connection, self._db)
+                .execute("SELECT alias, context_window FROM learned_windows")
+                .fetchall()
+            )
         )
         return {alias: window for alias, window in rows}
 
@@ -117,9 +119,13 @@ class SqliteState(SqliteWriter):
 
     async def learned_limits(self, now: float) -> list[dict[str, Any]]:
         rows = await self._run(
-            lambda: cast(sqlite3.Connection, self._db).execute(
-                "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
-            ).fetchall()
+            lambda: (
+                cast(sqlite3.Connection, self._db)
+                .execute(
+                    "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
+                )
+                .fetchall()
+            )
         )
         return [dict(r) for r in rows]
 

@@ -159,6 +159,7 @@ class SqliteWriter:
             return exc
         return None
 
+
 def _while_locked(db: sqlite3.Connection, sql: str, *, tries: int, pause_s: float) -> None:
     """Run *sql*, trying again after *pause_s* while another worker keeps the store locked."""
     for attempt in range(tries):
