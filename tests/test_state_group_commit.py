@@ -10,7 +10,10 @@ Real Runtimes on the test's own Redis database, times from a clock the test move
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as redis
@@ -20,6 +23,20 @@ from tests.clocks import ManualClock
 from tests.test_state_redis import own_redis, replicas, run  # noqa: F401  (own_redis: a fixture)
 
 FINISHES = 8
+
+
+
+@contextlib.asynccontextmanager
+async def listening(url: str) -> AsyncIterator[Any]:
+    """A subscription to the replicas' publications, as another replica's listener has."""
+    listener = redis.Redis.from_url(url, decode_responses=True)
+    pubsub = listener.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe("bench:changes")
+    try:
+        yield pubsub
+    finally:
+        await pubsub.aclose()
+        await listener.aclose()
 
 
 def test_finishes_at_once_share_round_trips_and_each_returns_with_its_change_in_redis(
@@ -121,10 +138,7 @@ def test_a_worker_skips_its_own_steps_news_unread_and_another_takes_it(redis_url
     clock = ManualClock()
 
     async def body(a: Runtime, b: Runtime) -> None:
-        listener = redis.Redis.from_url(redis_url, decode_responses=True)
-        pubsub = listener.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe("bench:changes")
-        try:
+        async with listening(redis_url) as pubsub:
             a.rate_limits.cool("beta", 30, "rate limited (429)")
             await a.live.flush()
             message = None
@@ -140,9 +154,6 @@ def test_a_worker_skips_its_own_steps_news_unread_and_another_takes_it(redis_url
                 b.live.link.heard(garbled)  # another's: read
             b.live.link.heard(news)  # (unless b's own listener took it first)
             assert b.rate_limits.cooldown_of("beta") is not None
-        finally:
-            await pubsub.aclose()
-            await listener.aclose()
 
     run(replicas(2, redis_url, tmp_path, clock), body)
 
@@ -173,10 +184,7 @@ def test_a_step_that_only_ends_seats_publishes_nothing_and_reaches_others_by_the
     clock = ManualClock()
 
     async def body(a: Runtime, b: Runtime) -> None:
-        listener = redis.Redis.from_url(redis_url, decode_responses=True)
-        pubsub = listener.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe("bench:changes")
-        try:
+        async with listening(redis_url) as pubsub:
             a.rate_limits.cool("gamma", 30, "rate limited (429)")
             await a.live.flush()  # published
             a.ledger.answered("alpha")
@@ -198,8 +206,5 @@ def test_a_step_that_only_ends_seats_publishes_nothing_and_reaches_others_by_the
             await b.live.refresh()  # any step of b's: its reply brings what it did not hear
             assert b.ledger.row("alpha")["answered"] == 1
             assert b.rate_limits.cooldown_of("beta") is not None
-        finally:
-            await pubsub.aclose()
-            await listener.aclose()
 
     run(replicas(2, redis_url, tmp_path, clock), body)
