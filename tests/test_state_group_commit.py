@@ -1,8 +1,9 @@
-"""Group commit of seat finishes (gateway/state/redis_link.py `commit`): finishes that land in one
-turn of the event loop, or while a round trip is in flight, share one step instead of sending
-their own, and each `flush` still returns only once its changes are in Redis; Redis lost with a
-batch waiting keeps the journal. A step that only ends seats publishes nothing: the others hear
-it with their next reply.
+"""Group commit of seat finishes (gateway/state/redis_link.py `commit` and `later`): a finish that
+went well waits for no round trip, riding the next step or, within a moment, one of its own with
+every other such finish; finishes that learned something (a cooldown) and land in one turn of the
+event loop, or while a round trip is in flight, share one step, and each `flush` of those returns
+only once its changes are in Redis; Redis lost with a batch waiting keeps the journal. A step that
+only ends seats publishes nothing: the others hear it with their next reply.
 
 Real Runtimes on the test's own Redis database, times from a clock the test moves.
 """
@@ -18,12 +19,12 @@ from typing import Any
 import pytest
 import redis.asyncio as redis
 
+from gateway.limits import Permit
 from gateway.runtime import Runtime
 from tests.clocks import ManualClock
 from tests.test_state_redis import own_redis, replicas, run  # noqa: F401  (own_redis: a fixture)
 
 FINISHES = 8
-
 
 
 @contextlib.asynccontextmanager
@@ -39,31 +40,48 @@ async def listening(url: str) -> AsyncIterator[Any]:
         await listener.aclose()
 
 
-def test_finishes_at_once_share_round_trips_and_each_returns_with_its_change_in_redis(
+def test_finishes_that_went_well_wait_for_no_round_trip_and_go_together_a_moment_later(
     redis_url, tmp_path
 ):
     clock = ManualClock()
-    returned: list[int] = []
-    seen: list[int] = []
 
     async def body(a: Runtime, b: Runtime) -> None:
         async def finish() -> None:
             a.ledger.answered("alpha")
             await a.live.flush()
-            returned.append(1)
-            ahead = len(returned)  # flushes returned so far: all of theirs must be in Redis
-            await b.live.refresh()  # b's mirror, from Redis itself
-            seen.append(b.ledger.row("alpha")["answered"] - ahead)
 
         await asyncio.gather(*(finish() for _ in range(FINISHES)))
         figures = a.live.figures()
-        # they land in one turn of the loop: the first waits out the turn, and all go together
-        assert figures["by_cause"]["finish"] == 1
-        assert figures["joined"]["finish"] == FINISHES - 1
-        assert figures["seat_finishes"] == FINISHES and not figures["queued"]
-        assert min(seen) >= 0  # never a flush returned before its change was in Redis
+        assert set(figures["by_cause"]) == {"start"}  # every flush returned without a round trip
+        assert figures["seat_finishes"] == figures["queued"] == FINISHES
         await b.live.refresh()
+        assert b.ledger.row("alpha")["answered"] == 0  # not in Redis yet: on their way
+        for _ in range(200):  # no step went: they go in one of their own, all together
+            await b.live.refresh()
+            if b.ledger.row("alpha")["answered"] == FINISHES:
+                break
+            await asyncio.sleep(0.01)
         assert b.ledger.row("alpha")["answered"] == FINISHES
+        figures = a.live.figures()
+        assert figures["by_cause"]["finish"] == 1 and not figures["queued"]
+
+    run(replicas(2, redis_url, tmp_path, clock), body)
+
+
+def test_a_finish_that_went_well_rides_the_next_step_sent_for_another_reason(redis_url, tmp_path):
+    clock = ManualClock()
+
+    async def body(a: Runtime, b: Runtime) -> None:
+        a.ledger.answered("alpha")
+        await a.live.flush()
+        await a.live.acquire("gamma")  # a seat's slot: its step carries the finish
+        figures = a.live.figures()
+        assert "finish" not in figures["by_cause"] and figures["by_cause"]["acquire"] == 1
+        assert not figures["queued"]
+        await b.live.refresh()
+        assert b.ledger.row("alpha")["answered"] == 1
+        await asyncio.sleep(0.1)  # and no step of its own follows
+        assert "finish" not in a.live.figures()["by_cause"]
 
     run(replicas(2, redis_url, tmp_path, clock), body)
 
@@ -108,11 +126,11 @@ def test_redis_lost_with_a_batch_waiting_keeps_the_journal_and_sends_it_once_bac
             a.ledger.answered("gamma")
             await a.live.flush()
 
-        finishes = asyncio.gather(*(finish() for _ in range(3)))
-        await asyncio.sleep(0.05)
-        assert not finishes.done()  # waiting to join the next step
+        await asyncio.wait_for(asyncio.gather(*(finish() for _ in range(3))), 1)  # no wait
+        await asyncio.sleep(0.1)  # their own step is due: it waits to join the next one
+        assert a.live.link._sending
         own_redis.stop()  # the step in flight fails: Redis is down
-        await asyncio.wait_for(finishes, 5)  # every flush returned, nobody hangs on Redis
+        await asyncio.wait_for(a.live.link.settle(), 5)  # nobody hangs on Redis
         assert not isinstance(await flying, str)  # served on the board instead
         assert a.health.status()["status"] == "degraded"
         queued = [op for op in a.live.link.journal if op[0] == "add"]
@@ -162,18 +180,20 @@ def test_finishes_a_turn_apart_while_the_first_is_in_flight_ride_the_next_step(r
     clock = ManualClock()
 
     async def body(a: Runtime, b: Runtime) -> None:
-        async def finish(turns: int) -> None:
+        async def finish(turns: int, alias: str) -> None:
             for _ in range(turns):
                 await asyncio.sleep(0)
-            a.ledger.answered("alpha")
+            a.rate_limits.cool(alias, 30, "rate limited (429)")  # learned: must be in Redis
             await a.live.flush()
 
         # the first gathers for one turn and sends; the others queue behind the step in flight
-        await asyncio.gather(finish(0), *(finish(2) for _ in range(3)))
+        later = ("beta", "gamma", "delta")
+        await asyncio.gather(finish(0, "alpha"), *(finish(2, alias) for alias in later))
         figures = a.live.figures()
         assert figures["by_cause"]["finish"] == 2 and figures["joined"]["finish"] == 2
         await b.live.refresh()
-        assert b.ledger.row("alpha")["answered"] == 4
+        for alias in ("alpha", *later):
+            assert b.rate_limits.cooldown_of(alias) is not None, alias
 
     run(replicas(2, redis_url, tmp_path, clock), body)
 
@@ -185,10 +205,12 @@ def test_a_step_that_only_ends_seats_publishes_nothing_and_reaches_others_by_the
 
     async def body(a: Runtime, b: Runtime) -> None:
         async with listening(redis_url) as pubsub:
-            a.rate_limits.cool("gamma", 30, "rate limited (429)")
-            await a.live.flush()  # published
+            permit = await a.live.acquire("alpha")  # published: a seat took a capped slot
+            assert isinstance(permit, Permit)
+            permit.release()
             a.ledger.answered("alpha")
             await a.live.flush()  # the seat's end: its slot released, its answer counted
+            assert a.live.figures()["by_cause"]["finish"] == 1  # a step of its own
             a.rate_limits.cool("beta", 30, "rate limited (429)")
             await a.live.flush()  # news the others must hear at once
             heard = []
@@ -199,7 +221,7 @@ def test_a_step_that_only_ends_seats_publishes_nothing_and_reaches_others_by_the
                 if len(heard) == 2:
                     break
             assert len(heard) == 2
-            # in order: the two cooldowns' steps; the seat's end came between, unsent
+            # in order: the seating's step and the cooldown's; the seat's end came between, unsent
             assert heard[1]["seq"] == heard[0]["seq"] + 2
             assert not any("answered" in cell for news in heard for cell in news["cells"])
             assert any("cool" in cell for cell in heard[1]["cells"])
@@ -207,4 +229,4 @@ def test_a_step_that_only_ends_seats_publishes_nothing_and_reaches_others_by_the
             assert b.ledger.row("alpha")["answered"] == 1
             assert b.rate_limits.cooldown_of("beta") is not None
 
-    run(replicas(2, redis_url, tmp_path, clock), body)
+    run(replicas(2, redis_url, tmp_path, clock, rpm=5), body)

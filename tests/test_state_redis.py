@@ -162,7 +162,8 @@ def test_explorers_rotate_across_two_gateways_in_one_round_trip_per_panel(
         figures = httpx.get(f"{gw.url}/healthz").json()["state"]
         causes = figures["by_cause"]
         assert causes["seat"] == figures["panels"]  # one round trip seats a panel
-        assert causes["finish"] <= figures["seat_finishes"] == 3 * figures["panels"]
+        # a seat's end that only counts its answer rides a later step: none of its own needed
+        assert causes.get("finish", 0) <= figures["seat_finishes"] == 3 * figures["panels"]
 
 
 def test_a_replica_whose_board_is_behind_still_seats_explorers_no_one_just_took(

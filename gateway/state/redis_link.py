@@ -16,11 +16,18 @@ the board alone, queueing their changes (at most `JOURNAL_MAX`), while `watch()`
 every `RETRY_S`. Back up, the queue is sent; a Redis that came back empty is seeded from the
 board, which has carried on meanwhile.
 
-Group commit (`commit`, a seat's finish): changes that need no answer wait for no round trip of
-their own while another is in flight. They join the next step, whatever asks for it (a seating,
-a slot, or the first of them once the link is quiet, after one turn of the event loop, so the
-finishes that landed in the same turn go together), so under load many finishes are one round
-trip, and each caller still returns only once its changes are in Redis.
+Group commit (`commit`): changes that need no answer wait for no round trip of their own while
+another is in flight. They join the next step, whatever asks for it (a seating, a slot, or the
+first of them once the link is quiet, after one turn of the event loop, so the changes that
+landed in the same turn go together), and each caller returns once its changes are in Redis.
+
+A seat's end that only counts its answer (`later`, ops in `COUNTS`) waits for nothing: no
+replica decides anything on that count before its next seating, so it rides the next step this
+worker sends for any reason or, if none comes within `DEFER_S`, a step of its own. Under load a
+panel's finishes then cost no round trip at all, and the seat's answer is recorded without
+waiting on Redis first. A finish that frees an rpm slot (a capped model's) or learned something
+(a cooldown) still commits and waits: the next panel on any replica must see the slot free and
+must not call a cooling model.
 
 A step publishes only news another replica must hear before it seats its next panel: a seating,
 a cooldown, a verdict. A step that only ends seats (`QUIET`: slots released, answers counted)
@@ -60,6 +67,8 @@ PART = "state"
 CHANNEL = "bench:changes"
 LISTEN_S = 0.25  # how long the listener waits for news before looking whether to stop
 POOL = 16  # connections per worker (opened at start); a step waits at most SOCKET_S for one
+DEFER_S = 0.05  # the longest an answer's count waits for another step to ride on
+COUNTS = frozenset({"add"})  # a seat's end of only these rides the next step (`later`)
 # the ops a seat's end sends when all went well (its slot released, its answer counted): no
 # other replica needs them before its next reply, so a step of only these publishes nothing
 QUIET = frozenset({"release", "add"})
@@ -102,6 +111,8 @@ class RedisLink:
         self._carried: set[asyncio.Future[bool]] = set()  # of those, the ones carrying changes
         self._next: asyncio.Future[bool] | None = None  # the changes the next step will carry
         self._lull: asyncio.Future[None] | None = None  # done once no step is in flight
+        self._due: asyncio.TimerHandle | None = None  # sends the counts no step took
+        self._sending: set[asyncio.Task[None]] = set()  # the steps `_due` started
         origin = secrets.token_hex(4)  # this worker, in its steps' publications
         self._origin, self._mine = origin, f'{{"origin":"{origin}",'
         self.closing = asyncio.Event()  # `watch` ends once this is set
@@ -112,6 +123,9 @@ class RedisLink:
         is kept for the next step."""
         queued = self.journal[:]
         del self.journal[:]
+        if self._due is not None:  # this step takes what waited for one
+            self._due.cancel()
+            self._due = None
         carried, self._next = self._next, None
         if queued and carried is None:
             carried = asyncio.get_running_loop().create_future()
@@ -174,6 +188,27 @@ class RedisLink:
                 await asyncio.wait((batch,))
                 return
         self.bound()  # sent by the watcher once Redis is back
+
+    def later(self) -> None:
+        """The journal holds only counts: they go with the next step sent, or in one of their
+        own within DEFER_S."""
+        if self._due is None and self.journal:
+            self._due = asyncio.get_running_loop().call_later(DEFER_S, self._send_due)
+
+    def _send_due(self) -> None:
+        self._due = None
+        if self.up and self.journal:
+            task = asyncio.get_running_loop().create_task(self.commit("finish"))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    async def settle(self) -> None:
+        """Before closing: no step starts later, and the ones started for counts end."""
+        if self._due is not None:
+            self._due.cancel()
+            self._due = None
+        if self._sending:
+            await asyncio.gather(*self._sending, return_exceptions=True)
 
     async def _gather(self) -> None:
         """One turn of the event loop, counted as a step in flight, so the finishes that

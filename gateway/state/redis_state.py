@@ -6,8 +6,10 @@ hears every replica's seatings as they happen), and one step then, atomically in
 the key's rpm, gives the explorer chairs to routing's candidates that no replica seated since
 the mirror heard (gateway/state/chairs.py: how explorers keep rotating when two replicas seat
 at the same moment), marks the seats, and takes each seat's rpm slot (cooldowns and day caps
-checked there, in flight until the seat ends). A seat's end is one more (`flush`): its slot
-released, its answer counted, anything learned on the way. Everything else reads the mirror.
+checked there, in flight until the seat ends). A seat's end (`flush`) that only counts its
+answer rides the next step, or one of its own within a moment; one that frees a capped model's
+rpm slot or learned something on the way (a cooldown) is one more round trip, shared with the
+finishes around it. Everything else reads the mirror.
 
 Redis down: everything runs on the board, as one gateway would (gateway/state/redis_link.py).
 """
@@ -41,7 +43,7 @@ from gateway.settings import Config
 from gateway.state import Choose, Seating
 from gateway.state.chairs import as_seated, explorer, family, with_explorers
 from gateway.state.local import LocalState
-from gateway.state.redis_link import Down, RedisLink, log
+from gateway.state.redis_link import COUNTS, Down, RedisLink, log
 from routing import Panel, Seat
 
 # a seat marked on this worker's board: (cell, its numbers before, the version of them it had)
@@ -100,6 +102,7 @@ class RedisState:
             for task in late:
                 log.error("the live state's listener did not stop in time")
                 task.cancel()
+        await self.link.settle()
         if self.link.up and self.link.journal:
             with contextlib.suppress(Down):
                 await self.link.step([], "close")
@@ -254,6 +257,9 @@ class RedisState:
         if kind == "finish":
             self.finishes += 1
         if not self.link.journal and not self.link.up:
+            return
+        if kind == "finish" and self.link.up and all(op[0] in COUNTS for op in self.link.journal):
+            self.link.later()  # only its answer counted: it rides the next step
             return
         await self.link.commit(kind)
 
