@@ -206,11 +206,13 @@ class Guard:
         return None
 
     def host_allowed(self, host: Address, scheme: str, bound: int | None) -> bool:
+        # Listed names first: a proxy on this machine (nginx on 127.0.0.1:8124 in front of a
+        # replica bound to 8123) passes on its own loopback Host, listed in gateway.allowed_hosts.
+        if Address(host.name) in self.hosts or host in self.hosts:
+            return True
         if is_loopback(host.name):
             # Without a bound port (a Unix socket) no web page can reach the gateway anyway.
             return bound is None or (host.port or DEFAULT_PORTS[scheme]) == bound
-        if Address(host.name) in self.hosts or host in self.hosts:
-            return True
         if self.public is not None:
             public_scheme, public = self.public
             port = host.port or DEFAULT_PORTS[public_scheme]
@@ -226,9 +228,9 @@ class Guard:
         if origin in self.origins or origin == self.public:
             return True
         origin_scheme, address = origin
-        if is_loopback(address.name):
-            return origin_scheme == scheme and address.port == bound
-        return Address(address.name) in self.hosts or address in self.hosts
+        if Address(address.name) in self.hosts or address in self.hosts:
+            return True
+        return is_loopback(address.name) and origin_scheme == scheme and address.port == bound
 
     async def _options(
         self,

@@ -113,6 +113,19 @@ def test_a_name_in_allowed_hosts_is_served_on_any_port_or_its_own(make_gateway, 
     assert served.status_code == 200 and served.json()["bench"]["seats"]
 
 
+def test_a_loopback_address_in_allowed_hosts_is_served_as_a_proxy_in_front_passes_it_on(
+    make_gateway, sim
+):
+    # nginx on 127.0.0.1:8124 in front of the gateway keeps the client's Host (compose's replicas)
+    gw = make_gateway(allowed_hosts=["127.0.0.1:8124"])
+    proxied = {"Host": "127.0.0.1:8124", "Origin": "http://127.0.0.1:8124"}
+    served = gw.http.post("/v1/chat/completions", json=PANEL, headers=proxied)
+    assert served.status_code == 200 and served.json()["bench"]["seats"]
+    refused(gw.http.get("/v1/models", headers={"Host": "127.0.0.1:8125"}), 403)
+    other_port = {"Origin": "http://127.0.0.1:8125"}
+    refused(gw.http.get("/v1/models", headers=other_port), 403, "origin_not_allowed")
+
+
 def test_the_host_of_public_url_is_served(make_gateway):
     gw = make_gateway(public_url="https://bench.example.com/gateway")
     for host in ("bench.example.com", "bench.example.com:443"):

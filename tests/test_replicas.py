@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,14 @@ from tests.test_rotation import explorers, pool_raw
 
 
 class Replica:
-    """One `bench-gateway serve --workers 1` process, its output in `log`."""
+    """One `bench-gateway serve --workers 1` process, its output in `log`: its config the file
+    *config*, else the one its *env* names (BENCH_CONFIG), as a compose service's is."""
 
-    def __init__(self, config: Path, log: Path, key: str) -> None:
+    def __init__(
+        self, config: Path | None, log: Path, key: str, env: Mapping[str, str] | None = None
+    ) -> None:
         self.config, self.log = config, log
+        self.env = {**os.environ, **(env or {})}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -46,7 +51,9 @@ class Replica:
         )
 
     def launch(self) -> None:
-        command = [*bench_gateway(), "serve", "--config", str(self.config)]
+        command = [*bench_gateway(), "serve"]
+        if self.config is not None:
+            command += ["--config", str(self.config)]
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [*command, "--port", str(self.port), "--workers", "1"],
@@ -54,6 +61,7 @@ class Replica:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                env=self.env,
             )
 
     def wait_ready(self, timeout: float = 90.0) -> None:
@@ -80,6 +88,10 @@ class Replica:
     def stop(self) -> None:
         self.http.close()
         self.client.close()
+        self.terminate()
+
+    def terminate(self) -> None:
+        """SIGTERM, as `docker compose stop` sends; `launch` starts it again on the same port."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
