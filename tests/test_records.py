@@ -165,4 +165,5 @@ def test_the_store_uses_wal_and_a_migration_ledger(gateway, tmp_path):
         "0005_learned_limits_and_usage",
         "0006_route_turns",
         "0007_seat_indexes_reads_use",
+        "0008_panel_seats_by_call_id",
     ]

@@ -276,3 +276,94 @@ def test_both_stores_know_the_same_named_migrations():
     assert [name for name, _ in pg_migrations.POSTGRES_MIGRATIONS] == [
         name for name, _ in migrations.MIGRATIONS
     ]
+
+
+PLANNED_PANELS = 10_000  # of five seats: a store where reading calls whole costs more than a range
+
+
+async def read_seats_by_panel(store) -> None:
+    """Every read that finds seats by their panel: a panel's own, a page's seats, and the owed
+    pages' test that a panel has a seat owed a verdict (after a cursor, and for one key)."""
+    for i in range(3):
+        assert len((await store.panel(f"p{i:012x}"))["seats"]) == 5
+    page = await store.panels_page(20)
+    assert [len(p["seats"]) for p in page["panels"]] == [5] * 20
+    assert len((await store.panels_page(20, before=page["next"], owed=True))["panels"]) == 20
+    assert len((await store.panels_page(20, owed=True, owner="local"))["panels"]) == 20
+
+
+def test_sqlite_reads_a_panels_seats_as_a_range_of_the_calls_primary_key(tmp_path):
+    """A seat's id is `<panel>.<seat>`: no index on panel_id is needed, nor kept (0008), and
+    no read by panel scans calls whole. Each statement the store runs is explained."""
+    path = tmp_path / "planned.db"
+    panel_id = "printf('p%012x', n)"
+    numbers = (
+        "WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i "
+        f"WHERE n < {PLANNED_PANELS - 1}) "
+    )
+
+    async def scenario() -> list[str]:
+        store = SqliteStore(path)
+        await store.open()
+        try:
+            with sqlite3.connect(path) as db:
+                db.execute(
+                    "INSERT INTO panels (id, created, requested_model, collection, shape, "
+                    "shape_by, prompt, key_name) " + numbers + f"SELECT {panel_id}, n, 'bench/x', "
+                    "'x', 'general', 'default', 'hi', 'local' FROM i"
+                )
+                db.execute(
+                    "INSERT INTO calls (id, panel_id, seat, alias, model, connection, shape, "
+                    "status, answer, started) " + numbers + f"SELECT {panel_id} || '.member' || s, "
+                    f"{panel_id}, 'member' || s, 'a', 'openai/a', 'c', 'general', 'ok', 'yes', "
+                    "n + s / 10.0 FROM i, (SELECT 1 AS s UNION SELECT 2 UNION SELECT 3 UNION "
+                    "SELECT 4 UNION SELECT 5) ORDER BY n, s"
+                )
+                db.execute("ANALYZE")
+            ran: list[str] = []
+            await store._run(lambda: store._db.set_trace_callback(ran.append))
+            await read_seats_by_panel(store)
+            return ran
+        finally:
+            await store.close()
+
+    ran = asyncio.run(scenario())
+    with sqlite3.connect(path) as db:
+        indexes = db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'calls'"
+        ).fetchall()
+        assert {name for (name,) in indexes} == {"sqlite_autoindex_calls_1", "calls_by_started"}
+        by_panel = [sql for sql in ran if "c.id >= " in sql]
+        assert any("EXISTS (SELECT 1 FROM calls c" in sql for sql in by_panel)
+        assert any(sql.startswith("WITH wanted") for sql in by_panel)
+        assert any(sql.startswith("SELECT * FROM calls c") for sql in by_panel)
+        for sql in by_panel:
+            plan = [line for *_, line in db.execute(f"EXPLAIN QUERY PLAN {sql}")]
+            assert "SEARCH c USING INDEX sqlite_autoindex_calls_1 (id>? AND id<?)" in plan, plan
+            assert not [line for line in plan if line.startswith("SCAN c")], plan
+
+
+def test_a_panel_whose_id_holds_a_dot_keeps_its_own_seats(new_store):
+    """Ids the gateway makes never hold a '.', but a store may be given any: a panel `p1.x`'s
+    seat sorts in `p1`'s range of ids, and is still read as `p1.x`'s only."""
+
+    async def scenario():
+        store = new_store()
+        await store.open()
+        try:
+            await store.add_panel(panel(1))
+            await store.add_panel({**panel(1), "id": "p1.x"})
+            await store.add_call(call("p1", "member1"))
+            await store.add_call(call("p1.x", "member1"))
+            await store.record_verdict({"call": "p1.member1", "useful": True})
+            assert [s["id"] for s in (await store.panel("p1"))["seats"]] == ["p1.member1"]
+            assert [s["id"] for s in (await store.panel("p1.x"))["seats"]] == ["p1.x.member1"]
+            page = await store.panels_page(10)
+            seats = {p["id"]: [s["call"] for s in p["seats"]] for p in page["panels"]}
+            assert seats == {"p1": ["p1.member1"], "p1.x": ["p1.x.member1"]}
+            owed = await store.panels_page(10, owed=True)
+            assert [p["id"] for p in owed["panels"]] == ["p1.x"]
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())

@@ -21,6 +21,7 @@ MIGRATIONS = [
     "0005_learned_limits_and_usage",
     "0006_route_turns",
     "0007_seat_indexes_reads_use",
+    "0008_panel_seats_by_call_id",
 ]
 
 
@@ -198,7 +199,7 @@ def test_each_index_a_seat_row_pays_for_serves_a_read(pg_url):
     asyncio.run(migrated())
     names = {name for (name,) in rows(pg_url, "SELECT indexname FROM pg_indexes "
                                                "WHERE tablename = 'calls'")}  # fmt: skip
-    assert names == {"calls_pkey", "calls_seq_key", "calls_by_panel", "calls_by_started"}
+    assert names == {"calls_pkey", "calls_seq_key", "calls_by_started"}
     with psycopg.connect(pg_url) as db:
         db.execute("SET enable_seqscan = off")  # (a table this small is read whole otherwise)
         plan = db.execute(
@@ -206,3 +207,58 @@ def test_each_index_a_seat_row_pays_for_serves_a_read(pg_url):
             "ORDER BY c.started DESC LIMIT 200"
         ).fetchall()
     assert "calls_by_started" in " ".join(line for (line,) in plan)
+
+
+def test_postgresql_reads_a_panels_seats_as_a_range_of_the_calls_primary_key(pg_server, pg_url):
+    """A seat's id is `<panel>.<seat>` and calls' ids compare byte by byte: no index on
+    panel_id is needed, nor kept (0008), and no read by panel scans calls whole. auto_explain
+    writes the plan of each statement the store runs to the server's log, read here."""
+    import asyncio
+    import os
+
+    from gateway.store.postgres import PostgresStore
+    from tests.test_store import PLANNED_PANELS, read_seats_by_panel
+
+    database = pg_url.rsplit("/", 1)[1]
+    with psycopg.connect(pg_url, autocommit=True) as db:  # for the sessions opened from now on
+        db.execute(f"ALTER DATABASE {database} SET session_preload_libraries = 'auto_explain'")
+        db.execute(f"ALTER DATABASE {database} SET auto_explain.log_min_duration = 0")
+    log = os.path.join(pg_server.root, "log")
+
+    async def scenario() -> int:
+        store = PostgresStore(pg_url)
+        await store.open()
+        try:
+            panel_id = "'p' || lpad(to_hex(i), 12, '0')"
+            with psycopg.connect(pg_url, autocommit=True) as db:
+                db.execute(
+                    "INSERT INTO panels (id, created, requested_model, collection, shape, "
+                    f"shape_by, prompt, key_name) SELECT {panel_id}, i, 'bench/x', 'x', "
+                    "'general', 'default', 'hi', 'local' "
+                    f"FROM generate_series(0, {PLANNED_PANELS - 1}) AS i".encode()
+                )
+                db.execute(
+                    "INSERT INTO calls (id, panel_id, seat, alias, model, connection, shape, "
+                    f"status, answer, started) SELECT {panel_id} || '.member' || s, {panel_id}, "
+                    "'member' || s, 'a', 'openai/a', 'c', 'general', 'ok', 'yes', i + s / 10.0 "
+                    f"FROM generate_series(0, {PLANNED_PANELS - 1}) AS i, "
+                    "generate_series(1, 5) AS s ORDER BY i, s".encode()
+                )
+                db.execute("VACUUM ANALYZE")
+            began = os.path.getsize(log)
+            await read_seats_by_panel(store)
+            return began
+        finally:
+            await store.close()
+
+    began = asyncio.run(scenario())
+    with open(log, encoding="utf-8") as found:
+        found.seek(began)
+        plans = found.read().split("LOG:  duration: ")
+    by_panel = [plan for plan in plans if "Query Text:" in plan and "c.id >= " in plan]
+    assert any("EXISTS (SELECT 1 FROM calls c" in plan for plan in by_panel)
+    assert any("unnest($1::text[])" in plan for plan in by_panel)
+    assert any("FROM calls c WHERE c.id" in plan for plan in by_panel)
+    for plan in by_panel:
+        assert "Index Scan using calls_pkey on calls c" in plan, plan
+        assert "Seq Scan on calls" not in plan, plan

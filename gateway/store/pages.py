@@ -22,6 +22,15 @@ _OWED_SEAT = (
 )
 
 
+def seat_range(panel: str) -> str:
+    """The condition that a call `c` is a seat of the panel *panel* (an SQL expression), read as
+    a range of the calls' primary key: a seat's id is `<panel>.<seat>` and '/' follows '.' in
+    byte order, so the ids from `<panel>.` up to `<panel>/` hold the panel's seats, side by
+    side in the key's b-tree. `panel_id` is compared as well: the gateway's panel ids hold no
+    '.', but were one `<panel>.x`, its seats would be in that range too."""
+    return f"c.id >= {panel} || '.' AND c.id < {panel} || '/' AND c.panel_id = {panel}"
+
+
 class UnknownCursor(LookupError):
     """`before` names no panel this reader can see."""
 
@@ -52,7 +61,7 @@ def panels_page(
         where.append("(p.created, p.id) < (?, ?)")
         args += [row[0], row[1]]
     if owed:
-        where.append(f"EXISTS (SELECT 1 FROM calls c WHERE c.panel_id = p.id AND {_OWED_SEAT})")
+        where.append(f"EXISTS (SELECT 1 FROM calls c WHERE {seat_range('p.id')} AND {_OWED_SEAT})")
     sql = "SELECT p.* FROM panels p"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -67,16 +76,18 @@ def panels_page(
 
 
 def _seats_of(db: sqlite3.Connection, panel_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Every seat of these panels (one indexed read), each with its latest verdict or None."""
+    """Every seat of these panels (a range of the calls' primary key per panel), each with its
+    latest verdict or None."""
     if not panel_ids:
         return {}
-    marks = ", ".join("?" * len(panel_ids))
-    rows = db.execute(
+    marks = ", ".join(["(?)"] * len(panel_ids))
+    rows = db.execute(  # CROSS JOIN: SQLite keeps that order, each wanted id then its range
+        f"WITH wanted(id) AS (VALUES {marks}) "
         "SELECT c.id, c.panel_id, c.seat, c.alias, c.connection, c.status, c.error, c.seconds, "
         "c.answer, c.replaces, c.replaced_by, c.started, v.useful AS v_useful, v.note AS v_note "
-        "FROM calls c LEFT JOIN verdicts v ON v.id = "
-        "(SELECT MAX(id) FROM verdicts WHERE call_id = c.id) "
-        f"WHERE c.panel_id IN ({marks}) ORDER BY c.started, c.rowid",
+        f"FROM wanted w CROSS JOIN calls c ON {seat_range('w.id')} "
+        "LEFT JOIN verdicts v ON v.id = (SELECT MAX(id) FROM verdicts WHERE call_id = c.id) "
+        "ORDER BY c.started, c.rowid",
         panel_ids,
     ).fetchall()
     found: dict[str, list[dict[str, Any]]] = {}

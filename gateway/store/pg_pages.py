@@ -19,6 +19,19 @@ _OWED_SEAT = (
     "c.status = 'ok' AND c.seat != 'merger' "
     "AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id)"
 )
+
+
+def seat_range(panel: str) -> str:
+    """pages.seat_range in PostgreSQL's words: the panel's range of the calls' primary key,
+    with `panel_id` compared by `IS NOT DISTINCT FROM` (`=` on a NOT NULL column), which
+    PostgreSQL can neither hash nor merge on. With `=`, joining panels to their seats, it
+    would rather hash every seat of the store by panel_id than walk each panel's range."""
+    return (
+        f"c.id >= {panel} || '.' AND c.id < {panel} || '/' "
+        f"AND c.panel_id IS NOT DISTINCT FROM {panel}"
+    )
+
+
 _PANEL_COLUMNS = (
     "p.id, p.created, p.requested_model, p.collection, p.shape, p.shape_by, p.prompt, "
     "p.key_name, p.skipped, p.notes, p.reserves"
@@ -51,7 +64,7 @@ async def panels_page(
         where.append("(p.created, p.id) < (%s, %s)")
         args += [cursor["created"], cursor["id"]]
     if owed:
-        where.append(f"EXISTS (SELECT 1 FROM calls c WHERE c.panel_id = p.id AND {_OWED_SEAT})")
+        where.append(f"EXISTS (SELECT 1 FROM calls c WHERE {seat_range('p.id')} AND {_OWED_SEAT})")
     sql = f"SELECT {_PANEL_COLUMNS} FROM panels p"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -66,15 +79,16 @@ async def panels_page(
 
 
 async def _seats_of(db: AsyncConnection[Row], panel_ids: list[str]) -> dict[str, list[Row]]:
-    """Every seat of these panels (one indexed read), each with its latest verdict or None."""
+    """Every seat of these panels (a range of the calls' primary key per panel), each with its
+    latest verdict or None."""
     if not panel_ids:
         return {}
     found = await db.execute(
         "SELECT c.id, c.panel_id, c.seat, c.alias, c.connection, c.status, c.error, c.seconds, "
         "c.answer, c.replaces, c.replaced_by, c.started, v.useful AS v_useful, v.note AS v_note "
-        "FROM calls c LEFT JOIN verdicts v ON v.id = "
-        "(SELECT MAX(id) FROM verdicts WHERE call_id = c.id) "
-        "WHERE c.panel_id = ANY(%s) ORDER BY c.started, c.seq",
+        f"FROM unnest(%s::text[]) AS w(id) JOIN calls c ON {seat_range('w.id')} "
+        "LEFT JOIN verdicts v ON v.id = (SELECT MAX(id) FROM verdicts WHERE call_id = c.id) "
+        "ORDER BY c.started, c.seq",
         (panel_ids,),
     )
     seats: dict[str, list[Row]] = {}

@@ -172,9 +172,9 @@ class PostgresStore:
                 return None
             panel = load(row)
             calls = await db.execute(
-                f"SELECT {_CALL_COLUMNS} FROM calls c WHERE c.panel_id = %s "
+                f"SELECT {_CALL_COLUMNS} FROM calls c WHERE {pg_pages.seat_range('%s::text')} "
                 "ORDER BY c.started, c.seq",
-                (panel_id,),
+                (panel_id,) * 3,
             )
             panel["seats"] = [await _with_verdict(db, load(c)) for c in await calls.fetchall()]
             return panel

@@ -88,7 +88,8 @@ class SqliteStore(SqliteState):
             return None
         panel = load(row)
         calls = self._db.execute(
-            "SELECT * FROM calls WHERE panel_id = ? ORDER BY started, rowid", (panel_id,)
+            f"SELECT * FROM calls c WHERE {pages.seat_range('?')} ORDER BY c.started, c.rowid",
+            (panel_id,) * 3,
         ).fetchall()
         panel["seats"] = [self._with_verdict(load(c)) for c in calls]
         return panel
