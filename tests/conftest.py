@@ -29,7 +29,7 @@ from gateway.serving import ServerThread  # noqa: E402
 from gateway.settings import parse_config  # noqa: E402
 from simulator import create_sim_app  # noqa: E402
 from tests.pg import own_pg_server, pg_server, pg_url  # noqa: E402, F401  (fixtures)
-from tests.redis_server import redis_server, redis_url  # noqa: E402, F401  (fixtures)
+from tests.redis_server import own_redis, redis_server, redis_url  # noqa: E402, F401  (fixtures)
 
 # alias -> (served name, connection, role)
 MODELS = {

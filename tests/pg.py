@@ -19,6 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.installed import installed
+
 INSTALL_HINT = "PostgreSQL is not installed: apt-get install postgresql (Debian/Ubuntu)"
 
 
@@ -115,29 +117,23 @@ class PgServer:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    bin_dir = _bin_dir()
-    if bin_dir is None:
-        if os.environ.get("CI"):
-            pytest.fail(INSTALL_HINT + " (CI is set: the PostgreSQL tests must run)")
-        pytest.skip(INSTALL_HINT)
-    server = PgServer(bin_dir).start()
+def _serving() -> Iterator[PgServer]:
+    """A server, started, then stopped and removed; PostgreSQL not installed: the test skips,
+    or under CI fails."""
+    server = PgServer(installed(_bin_dir(), INSTALL_HINT, "PostgreSQL")).start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    yield from _serving()
 
 
 @pytest.fixture
 def own_pg_server() -> Iterator[PgServer]:
     """A server of this test's own, to shut down and start again mid-test."""
-    bin_dir = _bin_dir()
-    if bin_dir is None:
-        if os.environ.get("CI"):
-            pytest.fail(INSTALL_HINT + " (CI is set: the PostgreSQL tests must run)")
-        pytest.skip(INSTALL_HINT)
-    server = PgServer(bin_dir).start()
-    yield server
-    server.stop()
+    yield from _serving()
 
 
 @pytest.fixture

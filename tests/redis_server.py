@@ -1,7 +1,7 @@
 """A throwaway Redis for the tests: `redis-server` on a free loopback port, its folder a temp one,
 nothing saved (`--save ''`, no append-only file), stopped at the end of the session. Each test
 gets a database number of its own; a test may stop and start the server (same port) to see
-what a replica does without it.
+what a replica does without it, or take `own_redis`, a server of its own to stop and start.
 
 Not installed: these tests skip, saying how to get it; under CI (the `CI` variable) they fail.
 """
@@ -18,6 +18,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
+from tests.installed import installed
 
 INSTALL_HINT = "Redis is not installed: apt-get install redis-server (Debian/Ubuntu)"
 
@@ -95,16 +97,17 @@ class RedisServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail(INSTALL_HINT + " (CI is set: the Redis tests must run)")
-        pytest.skip(INSTALL_HINT)
-    server = RedisServer(binary).start()
+def _serving() -> Iterator[RedisServer]:
+    """A server, started, then stopped and removed; Redis not installed: the test skips, or
+    under CI fails."""
+    server = RedisServer(installed(shutil.which("redis-server"), INSTALL_HINT, "Redis")).start()
     yield server
     server.remove()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    yield from _serving()
 
 
 @pytest.fixture
@@ -113,3 +116,9 @@ def redis_url(redis_server: RedisServer) -> Iterator[str]:
     if redis_server.proc is None:
         redis_server.start()
     yield redis_server.new_database()
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    """A Redis of this test's own, to stop and start again."""
+    yield from _serving()

@@ -22,7 +22,7 @@ import redis.asyncio as redis
 from gateway.limits import Permit
 from gateway.runtime import Runtime
 from tests.clocks import ManualClock
-from tests.test_state_redis import own_redis, replicas, run  # noqa: F401  (own_redis: a fixture)
+from tests.test_state_redis import replicas, run
 
 FINISHES = 8
 
@@ -108,7 +108,7 @@ def test_a_finish_rides_on_the_next_seating_step_without_a_round_trip_of_its_own
 
 
 def test_redis_lost_with_a_batch_waiting_keeps_the_journal_and_sends_it_once_back(
-    own_redis,  # noqa: F811  (the fixture imported above)
+    own_redis,
     tmp_path,
 ):
     clock = ManualClock()

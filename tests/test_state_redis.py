@@ -11,14 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from gateway.keys import EVERYONE
 from gateway.limits import Permit, Refused
@@ -29,7 +27,6 @@ from routing import Ask as RoutingAsk
 from routing import Evidence, Panel, choose_panel
 from tests.clocks import ManualClock
 from tests.conftest import bench_raw
-from tests.redis_server import INSTALL_HINT, RedisServer
 from tests.test_rotation import POOL, explorers, pool_raw
 
 
@@ -201,19 +198,6 @@ def test_a_replica_whose_board_is_behind_still_seats_explorers_no_one_just_took(
             await b.live.close()
 
     asyncio.run(body())
-
-
-@pytest.fixture
-def own_redis(tmp_path):
-    """A Redis of this test's own, to stop and start again."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail(INSTALL_HINT + " (CI is set: the Redis tests must run)")
-        pytest.skip(INSTALL_HINT)
-    server = RedisServer(binary).start()
-    yield server
-    server.remove()
 
 
 def test_without_redis_a_replica_serves_on_its_own_state_and_reseeds_redis_when_back(

@@ -18,23 +18,19 @@ import json
 from typing import Any
 
 from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
+from gateway.store.rows import JSON_FIELDS
 from gateway.store.spill import Rows
 
 Row = dict[str, Any]
 Statement = tuple[bytes, list[list[Any]]]
 
 CHUNK = 1000  # rows of one table in one statement, at most
-JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over")
 FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
 # each column's array type: the column's own (pg_migrations.py); TEXT unless named here
 _TYPES = {
     "created": "float8", "seconds": "float8", "first_token_s": "float8", "started": "float8",
     "finished": "float8", "tokens_in": "int8", "tokens_out": "int8",
 }  # fmt: skip
-
-
-def dump(name: str, value: Any) -> Any:
-    return json.dumps(value) if name in JSON_FIELDS and value is not None else value
 
 
 def _insert(table: str, skip_existing: bool) -> str:

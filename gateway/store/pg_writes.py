@@ -29,7 +29,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from gateway.errors import RecordsUnavailable
 from gateway.health import Health
-from gateway.store.pg_batch import JSON_FIELDS, dump, statements
+from gateway.store.pg_batch import statements
 from gateway.store.pg_migrations import migrate
 from gateway.store.spill import Rows, Spill
 
@@ -53,9 +53,6 @@ def insert_sql(table: str, fields: tuple[str, ...], *, skip_existing: bool = Fal
     names = ", ".join(f'"{name}"' for name in fields)
     sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))})"
     return sql + (" ON CONFLICT DO NOTHING" if skip_existing else "")
-
-
-__all__ = ["JSON_FIELDS", "dump"]  # (postgres.py reads rows back with them)
 
 
 def unavailable() -> RecordsUnavailable:

@@ -8,14 +8,13 @@ gateway/store/sqlite_writer.py, the keys and learned limits gateway/store/sqlite
 from __future__ import annotations
 
 import sqlite3
-import time
 from datetime import datetime
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from gateway.store import pages
+from gateway.store.rows import insert_verdict, load, load_verdict, repeats
 from gateway.store.sqlite_state import SqliteState
-from gateway.store.sqlite_writer import dump, load
 
 
 class SqliteStore(SqliteState):
@@ -41,22 +40,9 @@ class SqliteStore(SqliteState):
         if found is None:
             return None
         previous = self._current_verdict(verdict["call"])
-        fresh = {k: verdict.get(k) for k in ("useful", "note", "real", "false")}
-        if previous is not None and {k: previous[k] for k in fresh} == fresh:
+        if repeats(verdict, previous):
             return False, previous
-        db.execute(
-            'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                verdict["call"],
-                int(bool(verdict["useful"])),
-                verdict.get("note"),
-                dump("real", verdict.get("real")),
-                dump("false", verdict.get("false")),
-                time.time(),
-                verdict.get("key_name"),
-            ),
-        )
+        db.execute(*insert_verdict(verdict, "?"))
         return True, previous
 
     def _current_verdict(self, call_id: str) -> dict[str, Any] | None:
@@ -66,11 +52,7 @@ class SqliteStore(SqliteState):
             "WHERE call_id = ? ORDER BY id DESC LIMIT 1",
             (call_id,),
         ).fetchone()
-        if row is None:
-            return None
-        found = load(row)
-        found["useful"] = bool(found["useful"])
-        return found
+        return None if row is None else load_verdict(row)
 
     # Reads by primary key, filtered by the panel's key name in the same indexed lookup: another
     # key's record costs what an unknown one does and is never loaded.

@@ -3,11 +3,11 @@ rate limits learned from providers (kept across restarts)."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from typing import Any, cast
 
+from gateway.store.rows import KEY_COLUMNS, insert_key, load_key
 from gateway.store.sqlite_writer import SqliteWriter
 
 
@@ -20,18 +20,7 @@ class SqliteState(SqliteWriter):
     def _add_key(self, key: dict[str, Any]) -> bool:
         assert self._db is not None
         try:
-            self._db.execute(
-                "INSERT INTO gateway_keys (name, digest, last4, collections, rpm, created) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    key["name"],
-                    key["digest"],
-                    key["last4"],
-                    None if key["collections"] is None else json.dumps(key["collections"]),
-                    key["rpm"],
-                    key["created"],
-                ),
-            )
+            self._db.execute(*insert_key(key, "?"))
         except sqlite3.IntegrityError:
             return False
         return True
@@ -58,11 +47,10 @@ class SqliteState(SqliteWriter):
         db = db or self._db
         assert db is not None
         rows = db.execute(
-            f"SELECT name, digest, last4, collections, rpm, created, last_used, revoked "
-            f"FROM gateway_keys WHERE {where} ORDER BY created",
+            f"SELECT {KEY_COLUMNS} FROM gateway_keys WHERE {where} ORDER BY created",
             args,
         ).fetchall()
-        return [_key(r) for r in rows]
+        return [load_key(r) for r in rows]
 
     async def revoke_key(self, name: str) -> bool:
         return await self._run(self._revoke_key, name)
@@ -128,10 +116,3 @@ class SqliteState(SqliteWriter):
             )
         )
         return [dict(r) for r in rows]
-
-
-def _key(row: sqlite3.Row) -> dict[str, Any]:
-    found = dict(row)
-    if found["collections"] is not None:
-        found["collections"] = json.loads(found["collections"])
-    return found

@@ -8,7 +8,6 @@ Seats finishing together are written in one transaction (`_flush`), and a bad ro
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import sqlite3
@@ -21,15 +20,13 @@ from typing import Any, TypeVar
 
 from gateway.store.migrations import migrate
 from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
+from gateway.store.rows import dump
 
 log = logging.getLogger("bench.records")
 
 _T = TypeVar("_T")
 # A row waiting for the writer: table, fields, row, and the future its writer awaits
 _Pending = tuple[str, tuple[str, ...], dict[str, Any], asyncio.Future[None]]
-
-# Columns holding JSON: `dump` writes them, `load` reads them back.
-_JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over")
 
 
 class SqliteWriter:
@@ -196,15 +193,3 @@ def _settle(futures: list[asyncio.Future[None]], outcomes: list[BaseException | 
             future.set_result(None)
         else:
             future.set_exception(outcome)
-
-
-def dump(name: str, value: Any) -> Any:
-    return json.dumps(value) if name in _JSON_FIELDS and value is not None else value
-
-
-def load(row: sqlite3.Row) -> dict[str, Any]:
-    found = dict(row)
-    for name in _JSON_FIELDS:
-        if isinstance(found.get(name), str):
-            found[name] = json.loads(found[name])
-    return found

@@ -1,0 +1,115 @@
+"""The PostgreSQL store's link to its server: the pool, the seat rows' way in, and outages.
+
+psycopg 3 talks to PostgreSQL asynchronously from a small pool, so the event loop never waits on
+the network. Panel and seat rows are batched, and kept on local disk while PostgreSQL is down
+(gateway/store/pg_writes.py); everything else needs PostgreSQL, and while it cannot be reached
+is a 503 (RecordsUnavailable) after WAIT_S at most, never a hang or a 500. The queries live in
+the classes built on this one (gateway/store/pg_state.py, gateway/store/postgres.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from gateway.health import Health
+from gateway.store.pg_migrations import migrate
+from gateway.store.pg_writes import GATHER_S, PATIENCE, WAIT_S, SeatWrites, unavailable
+from gateway.store.rows import Row
+from gateway.store.spill import Spill
+
+POOL_SIZE = 8  # per worker process; most requests need one connection for one statement
+# libpq: give up connecting after 5 s, and on a connection whose sent data goes unacknowledged
+# for 10 s (a network gone, not a server that is slow), rather than wait for TCP's minutes
+CONNECTING: dict[str, Any] = {"connect_timeout": 5, "tcp_user_timeout": 10_000}
+
+
+class PostgresLink:
+    """Opens and closes the store, lends a pooled connection to a read (`_connection`), and
+    hands panel and seat rows to their batched writes (`SeatWrites`)."""
+
+    def __init__(
+        self,
+        url: str,
+        pool_size: int = POOL_SIZE,
+        *,
+        spill: Spill | None = None,
+        health: Health | None = None,
+        patience: int = PATIENCE,
+        gather_s: float = GATHER_S,
+    ) -> None:
+        """*spill*: where seat rows wait while PostgreSQL is down (none: they fail, as a
+        command line's writes should); *health*: what `/healthz` is told; *patience*: tries a
+        spilled seat waits for its panel (pg_writes.PATIENCE); *gather_s*: how long the first
+        row of a batch waits for more (pg_writes.GATHER_S)."""
+        self.url = url
+        self.pool: AsyncConnectionPool[AsyncConnection[Row]] = AsyncConnectionPool(
+            url,
+            connection_class=AsyncConnection[Row],
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            timeout=WAIT_S,
+            reconnect_timeout=10.0,  # give up on a slot soon, so a new try starts at once
+            kwargs={"autocommit": True, "row_factory": dict_row, **CONNECTING},
+        )
+        self.writes = SeatWrites(self.pool, spill, health or Health(), patience, gather_s)
+
+    async def open(self) -> None:
+        """Migrate, then write back rows spilled by a process that is gone, before serving.
+        PostgreSQL unreachable: with a spill, the rows stay on disk and are written once it is
+        back (the store reports `degraded`); without one, the error is raised."""
+        await self.pool.open(wait=False)
+        if self.writes.spill is not None:
+            self.writes.spill.adopt()
+        try:
+            async with await AsyncConnection.connect(self.url, autocommit=True, **CONNECTING) as db:
+                await migrate(db)
+            self.writes.migrated = True
+        except psycopg.OperationalError as exc:
+            if self.writes.spill is None:
+                raise
+            self.writes.noticed(exc)
+            return
+        if self.writes.spill is not None and self.writes.spill.rows:
+            await self.writes.catch_up()  # what is left, if anything, is retried meanwhile
+
+    async def close(self) -> None:
+        await self.writes.close()
+        await self.pool.close()
+
+    def room(self) -> str | None:
+        return self.writes.room()
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Row]]:
+        """A pooled connection; PostgreSQL unreachable is a 503 after WAIT_S at most."""
+        try:
+            async with self.pool.connection() as db:
+                yield db
+        except psycopg.OperationalError as exc:
+            self.writes.noticed(exc)
+            raise unavailable() from exc
+
+    async def _execute(self, sql: str, args: tuple[Any, ...]) -> None:
+        async with self._connection() as db:
+            await db.execute(sql.encode(), args)
+
+    async def _fetch(self, sql: str, args: tuple[Any, ...]) -> list[Row]:
+        async with self._connection() as db:
+            rows = await db.execute(sql.encode(), args)
+            return await rows.fetchall()
+
+    # Batched writes of panel and seat rows (gateway/store/pg_writes.py).
+
+    async def add_panel(self, panel: Row) -> None:
+        await self.writes.write("panels", panel)
+
+    async def add_call(self, call: Row) -> None:
+        await self.writes.write("calls", call)

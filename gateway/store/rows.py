@@ -1,0 +1,86 @@
+"""Rows as both stores keep them: JSON fields as text, a key's and a verdict's columns.
+
+SQLite and PostgreSQL hold the same rows (only the engine differs), so what a row holds is
+written once, here, and the two stores cannot drift apart; each passes its driver's placeholder
+(`?` or `%s`) to the statements built here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsKeysAndGetItem
+
+Row = dict[str, Any]
+
+# Columns holding JSON: `dump` writes them, `load` reads them back.
+JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over")
+KEY_COLUMNS = "name, digest, last4, collections, rpm, created, last_used, revoked"
+# what a verdict says; one saying what the call's current verdict says is not written again
+_SAYS = ("useful", "note", "real", "false")
+
+
+def dump(name: str, value: Any) -> Any:
+    return json.dumps(value) if name in JSON_FIELDS and value is not None else value
+
+
+def load(row: SupportsKeysAndGetItem[str, Any]) -> Row:
+    found = dict(row)
+    for name in JSON_FIELDS:
+        if isinstance(found.get(name), str):
+            found[name] = json.loads(found[name])
+    return found
+
+
+def insert_key(key: Row, mark: str) -> tuple[str, tuple[Any, ...]]:
+    """A new gateway key's INSERT and its values (the key's SHA-256, never the key itself)."""
+    values = (
+        key["name"],
+        key["digest"],
+        key["last4"],
+        None if key["collections"] is None else json.dumps(key["collections"]),
+        key["rpm"],
+        key["created"],
+    )
+    sql = "INSERT INTO gateway_keys (name, digest, last4, collections, rpm, created) VALUES "
+    return sql + _marks(mark, len(values)), values
+
+
+def load_key(row: SupportsKeysAndGetItem[str, Any]) -> Row:
+    found = dict(row)
+    if found["collections"] is not None:
+        found["collections"] = json.loads(found["collections"])
+    return found
+
+
+def repeats(verdict: Row, previous: Row | None) -> bool:
+    """*verdict* says what the call's current verdict, *previous*, already says."""
+    return previous is not None and all(previous[k] == verdict.get(k) for k in _SAYS)
+
+
+def insert_verdict(verdict: Row, mark: str) -> tuple[str, tuple[Any, ...]]:
+    """A verdict's INSERT and its values: a new row, the call's earlier verdicts kept."""
+    values = (
+        verdict["call"],
+        int(bool(verdict["useful"])),
+        verdict.get("note"),
+        dump("real", verdict.get("real")),
+        dump("false", verdict.get("false")),
+        time.time(),
+        verdict.get("key_name"),
+    )
+    sql = 'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name) VALUES '
+    return sql + _marks(mark, len(values)), values
+
+
+def load_verdict(row: SupportsKeysAndGetItem[str, Any]) -> Row:
+    verdict = load(row)
+    verdict["useful"] = bool(verdict["useful"])
+    return verdict
+
+
+def _marks(mark: str, count: int) -> str:
+    return f"({', '.join([mark] * count)})"
