@@ -5,7 +5,10 @@ upstream; what matters is what the store's size does to each later panel (its in
 larger indexes, the start-up read of standings). So the gateway makes the schema itself (started
 once on an empty database, then stopped) and `generate_series` writes the rows server-side in
 two statements, 5 seats per panel over 90 days, exactly where the gateway would put them; any
-NOT NULL column a later migration adds gets a value by its type.
+NOT NULL column a later migration adds gets a value by its type. Panel ids are made as the
+gateway makes them (the second, then random hex digits), so a later panel's rows land where they
+would in a store that grew by use. The load ends with a checkpoint, as a store in use has long
+since had one.
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ def prefill(ctx: Ctx, pg: Postgres, config_for: Callable[[str, str | None], Path
     began = time.monotonic()
     n = ctx.record_rows // SEATS
     now, span = time.time(), 90 * 86400.0
-    panel_id = "'p' || lpad(to_hex(i), 12, '0')"
     created = f"({now - span!r} + {span!r} * i / {n})"
+    # new_panel_id()'s shape: the second it was seated, then 12 hex digits scattered as random
+    panel_id = f"'p' || lpad(to_hex(floor{created}::bigint), 8, '0') || left(md5(i::text), 12)"
     panels = {
         "id": panel_id,
         "created": created,
@@ -103,6 +107,7 @@ def prefill(ctx: Ctx, pg: Postgres, config_for: Callable[[str, str | None], Path
             )
         )
         db.execute("VACUUM ANALYZE")  # what autovacuum would have done by then
+        db.execute("CHECKPOINT")  # the load's pages on disk, not written during the runs
         count = db.execute("SELECT COUNT(*) FROM calls").fetchone()
         size = db.execute("SELECT pg_database_size(current_database())").fetchone()
     ctx.log(

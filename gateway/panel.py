@@ -101,8 +101,14 @@ class PanelEnded:
 Event = SeatFinished | KeepAlive | PanelEnded
 
 
-def new_panel_id() -> str:
-    return "p" + secrets.token_hex(6)
+def new_panel_id(now: float) -> str:
+    """`p`, the second the panel was seated (8 hex digits), then 48 random bits.
+
+    Starting with the time puts a new panel's rows, and its seats' (`<panel id>.<seat>`), at the
+    right-hand edge of the records' primary keys, on pages just written, rather than on a random
+    page of an index that has outgrown memory (docs/scaling.md); the random part keeps ids made
+    in the same second, by any replica, apart."""
+    return f"p{int(now) & 0xFFFFFFFF:08x}{secrets.token_hex(6)}"
 
 
 async def seat(runtime: Runtime, ask: Ask, client: Client = EVERYONE) -> PanelRun:
@@ -113,7 +119,7 @@ async def seat(runtime: Runtime, ask: Ask, client: Client = EVERYONE) -> PanelRu
     moment later, in this worker or another, already sees these seats taken and rotates to
     other models."""
     now = runtime.clock()
-    panel_id = new_panel_id()
+    panel_id = new_panel_id(now)
     catalog = runtime.config.catalog
     notes: tuple[str, ...] = ()
     if ask.images:  # a vision panel: a shape that seats models able to see, and only those

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import openai
 import pytest
 
+from gateway.panel import new_panel_id
 from tests.conftest import MODELS, served
 
 
@@ -175,3 +177,12 @@ def test_concurrent_panels_all_answer(gateway):
     panels = {c.model_extra["bench"]["panel"] for c in completions}
     assert len(panels) == 8
     assert all(s["status"] == "ok" for c in completions for s in c.model_extra["bench"]["seats"])
+
+
+def test_panel_ids_start_with_the_second_they_were_seated_so_later_ones_sort_after():
+    earlier = [new_panel_id(1_764_558_000.9) for _ in range(50)]
+    later = new_panel_id(1_764_558_001.0)
+    assert len(set(earlier)) == 50  # the same second, still apart
+    assert all(re.fullmatch(r"p[0-9a-f]{20}", i) for i in [*earlier, later])
+    assert all(i[:9] == "p692d04b0" for i in earlier)
+    assert max(earlier) < later
