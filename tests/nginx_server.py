@@ -18,6 +18,8 @@ import time
 
 import pytest
 
+from tests.ending import end
+
 INSTALL_HINT = "nginx is not installed: apt-get install nginx (Debian/Ubuntu)"
 
 MAIN = """\
@@ -91,12 +93,6 @@ class NginxServer:
 
     def stop(self) -> None:
         """SIGTERM (nginx's fast shutdown), then the folder goes."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        end(self.proc)
         self.proc = None
         shutil.rmtree(self.root, ignore_errors=True)

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.ending import end
 from tests.installed import installed
 
 INSTALL_HINT = "Redis is not installed: apt-get install redis-server (Debian/Ubuntu)"
@@ -83,13 +84,7 @@ class RedisServer:
 
     def stop(self) -> None:
         """Stop the server (a test's outage, or the session's end); its data is gone."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        end(self.proc)
         self.proc = None
 
     def remove(self) -> None:

@@ -27,6 +27,7 @@ from gateway.serving import free_port
 from gateway.settings import parse_config
 from gateway.store import open_store
 from tests.clocks import wait_until
+from tests.ending import end
 from tests.test_crash import bench_gateway
 from tests.test_rotation import explorers, pool_raw
 
@@ -92,13 +93,7 @@ class Replica:
 
     def terminate(self) -> None:
         """SIGTERM, as `docker compose stop` sends; `launch` starts it again on the same port."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
+        end(self.proc, grace_s=30)
 
 
 def replicas_raw(sim_url: str, store: str, state: str) -> dict[str, Any]:
