@@ -106,8 +106,8 @@ def new_panel_id(now: float) -> str:
 
     Starting with the time puts a new panel's rows, and its seats' (`<panel id>.<seat>`), at the
     right-hand edge of the records' primary keys, on pages just written, rather than on a random
-    page of an index that has outgrown memory (docs/scaling.md); the random part keeps ids made
-    in the same second, by any replica, apart."""
+    page of a large index (measured in docs/scaling.md); the random part keeps ids made in the
+    same second, by any replica, apart."""
     return f"p{int(now) & 0xFFFFFFFF:08x}{secrets.token_hex(6)}"
 
 
