@@ -14,11 +14,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 
-import pytest
-
-from tests.ending import end
+from tests.installed import installed
+from tests.programs import end, wait_ready
 
 INSTALL_HINT = "nginx is not installed: apt-get install nginx (Debian/Ubuntu)"
 
@@ -42,12 +40,7 @@ http {{
 def nginx_binary() -> str:
     """Where nginx is (often /usr/sbin, off a user's PATH); else skip, or fail under CI."""
     path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
-    binary = shutil.which("nginx", path=path)
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail(INSTALL_HINT + " (CI is set: the nginx tests must run)")
-        pytest.skip(INSTALL_HINT)
-    return binary
+    return installed(shutil.which("nginx", path=path), INSTALL_HINT, "nginx")
 
 
 class NginxServer:
@@ -70,11 +63,7 @@ class NginxServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 15
-        while not self._listening():
-            assert self.proc.poll() is None, f"nginx exited:\n{self.log()}"
-            assert time.monotonic() < deadline, f"nginx did not start:\n{self.log()}"
-            time.sleep(0.02)
+        wait_ready(self.proc, self._listening, "nginx", self.log)
         return self
 
     def _listening(self) -> bool:

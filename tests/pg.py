@@ -12,13 +12,13 @@ import glob
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 
 import pytest
 
+from gateway.serving import free_port
 from tests.installed import installed
 
 INSTALL_HINT = "PostgreSQL is not installed: apt-get install postgresql (Debian/Ubuntu)"
@@ -32,16 +32,10 @@ def _bin_dir() -> str | None:
     return os.path.dirname(initdb) if initdb else None
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class PgServer:
     def __init__(self, bin_dir: str) -> None:
         self.bin_dir = bin_dir
-        self.port = _free_port()
+        self.port = free_port()
         self.root = tempfile.mkdtemp(prefix="bench-pg-")
         self.data = os.path.join(self.root, "data")
         self._as_postgres = os.geteuid() == 0  # PostgreSQL refuses to run as root

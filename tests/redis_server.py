@@ -14,27 +14,21 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 
 import pytest
 
-from tests.ending import end
+from gateway.serving import free_port
 from tests.installed import installed
+from tests.programs import end, wait_ready
 
 INSTALL_HINT = "Redis is not installed: apt-get install redis-server (Debian/Ubuntu)"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class RedisServer:
     def __init__(self, binary: str) -> None:
         self.binary = binary
-        self.port = _free_port()
+        self.port = free_port()
         self.root = tempfile.mkdtemp(prefix="bench-redis-")
         self.proc: subprocess.Popen[bytes] | None = None
         self._databases = itertools.count(1)
@@ -52,11 +46,7 @@ class RedisServer:
             "--logfile", os.path.join(self.root, "log"),
         ]  # fmt: skip
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 15
-        while not self._answers():
-            assert self.proc.poll() is None, f"redis-server exited:\n{self.log()}"
-            assert time.monotonic() < deadline, f"redis-server did not start:\n{self.log()}"
-            time.sleep(0.02)
+        wait_ready(self.proc, self._answers, "redis-server", self.log)
         return self
 
     def _answers(self) -> bool:

@@ -27,7 +27,7 @@ from gateway.serving import free_port
 from gateway.settings import parse_config
 from gateway.store import open_store
 from tests.clocks import wait_until
-from tests.ending import end
+from tests.programs import end
 from tests.test_crash import bench_gateway
 from tests.test_rotation import explorers, pool_raw
 
