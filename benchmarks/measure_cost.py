@@ -76,7 +76,7 @@ def _variant() -> tuple[str, object]:
     """The other seat mode than the gateway's default, in whatever type its setting takes now
     (it has been a bool and a mode string): which of the two is really used is read back from
     the simulator's request log, never assumed."""
-    from gateway.settings import GatewaySettings
+    from gateway.config.settings import GatewaySettings
 
     default = GatewaySettings().stream_seats
     return "stream_seats", (not default) if isinstance(default, bool) else "always"

@@ -29,7 +29,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from starlette.testclient import TestClient  # noqa: E402
 
 from gateway.app import create_app  # noqa: E402
-from gateway.settings import parse_config  # noqa: E402
+from gateway.config.settings import parse_config  # noqa: E402
 from gateway.store import (  # noqa: E402
     CALL_FIELDS,
     PANEL_FIELDS,

@@ -214,14 +214,14 @@ FAST = [
     "- **Workers that share a burst**: `serve --workers N` gives each worker its own "
     "SO_REUSEPORT socket; uvicorn's shared socket let one worker take about two thirds of a "
     "1,000-panel burst. The workers keep cooldowns, rpm caps and rotation on one board in "
-    "shared memory (`gateway/board.py`): a few reads and writes under one `flock` per seat.",
+    "shared memory (`gateway/state/board.py`): a few reads and writes under one `flock` per seat.",
     "- **Records off the loop**: seat rows are batched into one transaction on a writer thread; "
     "each seat still waits for its own commit, so nothing answered is lost.",
     "- **No log line per litellm call**: building the app let the MCP SDK put a rich console "
     "handler at INFO on the root logger, so litellm logged two lines for every call, one rendered "
     "through rich; the root logger is now left as the process owner set it (route turns: gateway "
     "CPU per turn 1.37× a bare litellm call before, 1.16× after).",
-    "- **Route streams through one reader task** (`gateway/keepalive.py`): the keep-alive wait "
+    "- **Route streams through one reader task** (`gateway/route/keepalive.py`): the keep-alive wait "
     "reads the member's chunks in one task per stream and hands each to the reply as it comes, "
     "instead of a task, a timer and an `asyncio.wait` per chunk.",
     "- **Start-up objects frozen** for the GC (`gc.freeze()` after warm-up): a full collection "

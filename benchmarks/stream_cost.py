@@ -105,7 +105,7 @@ async def streamed_panel(work: Path, sim_url: str, stream_seats: str) -> dict[st
 
 async def per_chunk(sim_url: str, calls: int, runs: int) -> dict[str, Any]:
     """CPU per chunk: the seam's streaming path against a bare litellm stream, alternating."""
-    from gateway.upstream import calls as seam_module  # (makes litellm offline first)
+    from gateway.upstream import seam as seam_module  # (makes litellm offline first)
 
     litellm = seam_module.litellm
 

@@ -1,7 +1,7 @@
 """The app factory. Shared clients and the store open in the lifespan, never at import time.
 
 The app leaves the process as it found it: GC tuning, the switch interval, litellm's offline
-environment and logging belong to whoever owns the process (gateway/process.py, called by the
+environment and logging belong to whoever owns the process (gateway/serve/process.py, called by the
 CLI)."""
 
 from __future__ import annotations
@@ -22,17 +22,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway import dashboard, quota_signals, upstream
-from gateway.board import Board
+from gateway import upstream
+from gateway.access.guard import Guard
+from gateway.access.sessions import Access
+from gateway.config.settings import Config
+from gateway.dashboard import page as dashboard
 from gateway.endpoints import ROUTES as API_ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, RecordsUnavailable
 from gateway.formats import error_renderer_for
-from gateway.guard import Guard
 from gateway.health import Health
-from gateway.mcp_http import McpEndpoint
+from gateway.mcp.http import McpEndpoint
 from gateway.runtime import Runtime, UpstreamCall
-from gateway.sessions import Access
-from gateway.settings import Config
+from gateway.state import quota_signals
+from gateway.state.board import Board
 from gateway.store import RecordStore, open_store
 from gateway.upstream import relay
 
@@ -47,7 +49,7 @@ def create_app(
     clock: Callable[[], float] | None = None,
     board: Board | None = None,
 ) -> Starlette:
-    """*board*: the one a gateway's workers share (gateway/workers.py); else one of its own."""
+    """*board*: the one a gateway's workers share (gateway/serve/workers.py); else one of its own."""
     way_out = upstream.Upstream() if call_upstream is None else None
     health = Health()
     if store is None:
@@ -85,7 +87,7 @@ def create_app(
             await way_out.open([m.served for m in config.catalog.models])
         runtime.ready = True
         try:
-            async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp_http.py)
+            async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp/http.py)
                 yield
         finally:
             runtime.ready = False
@@ -100,7 +102,11 @@ def create_app(
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, routes=routes, **_web_access(config))],
+        middleware=[
+            Middleware(
+                Guard, routes=routes, error_renderer_for=error_renderer_for, **_web_access(config)
+            )
+        ],
         exception_handlers={
             GatewayError: _gateway_error,
             HTTPException: _http_error,
@@ -146,7 +152,7 @@ def _web_access(config: Config) -> dict[str, Any]:
 def app_from_environment() -> Starlette:
     """For `serve --workers N` on uvicorn's own workers (no SO_REUSEPORT): each worker builds
     its app from BENCH_CONFIG and maps the board named by BENCH_BOARD."""
-    from gateway.settings import load_config
+    from gateway.config.settings import load_config
 
     board = Board.attach(Path(os.environ["BENCH_BOARD"]))
     return create_app(load_config(os.environ["BENCH_CONFIG"]), board=board)

@@ -16,14 +16,15 @@ body gets a new child.
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
+import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from gateway.asking import MAX_PART_VALUES, MAX_RESPONSE_FORMAT, json_object, values_within
-from gateway.config_schema import GatewaySettings
+from gateway.config.schema import GatewaySettings
 from gateway.errors import BadRequest, GatewayError, PayloadTooLarge
 
 # Beyond either, a body is read off the loop. Measured here: a 1 MB body parses and is checked in
@@ -126,3 +127,54 @@ class BodyReader:
         pool, self._pool = self._pool, None
         if pool is not None:
             await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
+
+
+MAX_RESPONSE_FORMAT = 10_000  # JSON values in a response_format (its schema included)
+
+
+MAX_PART_VALUES = 16  # JSON values in one content part (a text or image part needs a few)
+
+
+# A lone surrogate can only be spelled as a \uD800-\uDFFF escape in valid UTF-8 JSON.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
+def json_object(raw: bytes, what: str = "The request body") -> dict[str, Any]:
+    """Strict JSON: UTF-8 only, no NaN or Infinity, no lone surrogates, an object at the top."""
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        if _SURROGATE_ESCAPE.search(raw):  # (only then can a lone one be in there: look)
+            json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates fail here
+    except (ValueError, RecursionError) as exc:
+        raise BadRequest(f"{what} is not valid JSON: {_reason(exc)}.") from None
+    if not isinstance(body, dict):
+        raise BadRequest(f"{what} must be a JSON object.")
+    return body
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeError):
+        return "it is not UTF-8 (or holds a lone surrogate)"
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply"
+    return str(exc)
+
+
+def values_within(value: Any, limit: int) -> bool:
+    """Does *value* hold at most *limit* JSON values (itself included)? Stops counting there, so
+    the answer costs at most *limit* steps however large the value is."""
+    stack, seen = [value], 0
+    while stack:
+        seen += 1
+        if seen > limit:
+            return False
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True

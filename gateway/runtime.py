@@ -1,7 +1,7 @@
 """What every request shares: config, record store, live figures, limits, the clock, the way out.
 
 Built once per app by the factory; nothing here is module-level state. The live figures and the
-limits sit on the board, which the workers of one gateway share (gateway/board.py).
+limits sit on the board, which the workers of one gateway share (gateway/state/board.py).
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.admission import Admission
-from gateway.board import Board
+from gateway.access.keys import Keys
 from gateway.bodies import BodyReader
-from gateway.conversations import Conversations
+from gateway.config.settings import Config
 from gateway.health import Health
-from gateway.keys import Gatekeeper
-from gateway.ledger import Ledger
-from gateway.limits import RateLimits
-from gateway.settings import Config
 from gateway.state import LiveState
+from gateway.state.admission import Admission
+from gateway.state.board import Board
+from gateway.state.conversations import Conversations
+from gateway.state.figures import Ledger
+from gateway.state.limits import RateLimits
 from gateway.state.local import LocalState
 from gateway.store import RecordStore
 
@@ -39,7 +39,7 @@ class Runtime:
     ledger: Ledger = field(init=False)
     rate_limits: RateLimits = field(init=False)
     conversations: Conversations = field(init=False)  # route mode's
-    gatekeeper: Gatekeeper = field(init=False)
+    keys: Keys = field(init=False)
     live: LiveState = field(init=False)  # the board, or Redis mirrored on it (gateway/state)
     admission: Admission = field(init=False)  # this worker's panels and seat calls in flight
     bodies: BodyReader = field(init=False)  # heavy request bodies are read in a child process
@@ -64,7 +64,7 @@ class Runtime:
         self.admission = Admission(
             settings.max_panels_in_flight, settings.max_seats_in_flight, self.store.room
         )
-        self.gatekeeper = Gatekeeper(
+        self.keys = Keys(
             self.store, self.config.gateway.require_keys, self.board, self.clock
         )
         if journal is None:
@@ -72,7 +72,7 @@ class Runtime:
         else:
             from gateway.state.redis_state import RedisState  # (redis is imported only if used)
 
-            parts = (self.ledger, self.rate_limits, self.conversations, self.gatekeeper)
+            parts = (self.ledger, self.rate_limits, self.conversations, self.keys)
             self.live = RedisState(self.config, self.clock, self.board, parts, journal, self.health)
         self.bodies = BodyReader(self.config.gateway)
 

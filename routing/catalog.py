@@ -72,7 +72,7 @@ class Collection:
 
 @dataclass(frozen=True)
 class PanelLimits:
-    """How big a panel may be. (Rate limits are the gateway's: gateway/limits.py.)"""
+    """How big a panel may be. (Rate limits are the gateway's: gateway/state/limits.py.)"""
 
     max_calls: int = 5
     max_explorers: int = 2

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-# The test process owns itself: litellm offline before anything imports it (gateway/process.py
+# The test process owns itself: litellm offline before anything imports it (gateway/serve/process.py
 # does the same for the CLI; importing `gateway` sets nothing).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
@@ -24,9 +24,9 @@ import openai  # noqa: E402
 import pytest  # noqa: E402
 
 from gateway.app import create_app  # noqa: E402
-from gateway.board import Board  # noqa: E402
-from gateway.serving import ServerThread  # noqa: E402
-from gateway.settings import parse_config  # noqa: E402
+from gateway.config.settings import parse_config  # noqa: E402
+from gateway.serve.server import ServerThread  # noqa: E402
+from gateway.state.board import Board  # noqa: E402
 from simulator import create_sim_app  # noqa: E402
 from tests.pg import own_pg_server, pg_server, pg_url  # noqa: E402, F401  (fixtures)
 from tests.redis_server import own_redis, redis_server, redis_url  # noqa: E402, F401  (fixtures)

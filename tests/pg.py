@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gateway.serving import free_port
+from gateway.serve.server import free_port
 from tests.installed import installed
 
 INSTALL_HINT = "PostgreSQL is not installed: apt-get install postgresql (Debian/Ubuntu)"

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gateway.serving import free_port
+from gateway.serve.server import free_port
 from tests.installed import installed
 from tests.programs import end, wait_ready
 

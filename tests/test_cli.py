@@ -17,7 +17,7 @@ import httpx
 import pytest
 import yaml
 
-from gateway.serving import free_port
+from gateway.serve.server import free_port
 
 ROOT = Path(__file__).parents[1]
 
@@ -276,8 +276,8 @@ def test_serve_with_one_worker_is_one_process(tmp_path, sim):
 
 
 def test_the_workers_flag_wins_over_the_config_which_wins_over_one_per_core():
-    from gateway.cli import workers_wanted
-    from gateway.settings import parse_config
+    from gateway.cli.main import workers_wanted
+    from gateway.config.settings import parse_config
     from tests.conftest import bench_raw
 
     def config(**gateway):

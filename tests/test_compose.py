@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from gateway.settings import load_config
+from gateway.config.settings import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

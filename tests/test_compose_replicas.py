@@ -31,7 +31,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.serving import free_port
+from gateway.serve.server import free_port
 from tests.nginx_server import NginxServer, nginx_binary
 from tests.test_compose import ROOT, SERVICES
 from tests.test_crash import bench_gateway

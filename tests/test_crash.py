@@ -26,7 +26,7 @@ import httpx
 import pytest
 import yaml
 
-from gateway.serving import ServerThread, free_port
+from gateway.serve.server import ServerThread, free_port
 from simulator import create_sim_app
 from tests.clocks import ManualClock, wait_until
 from tests.conftest import Sim, bench_raw, served

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.sessions import ADMIN_TOKEN_ENV
+from gateway.access.sessions import ADMIN_TOKEN_ENV
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 WAIT_MS = 15_000

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gateway.dashboard_usage import month_choices
-from gateway.sessions import ADMIN_TOKEN_ENV
+from gateway.access.sessions import ADMIN_TOKEN_ENV
+from gateway.dashboard.usage import month_choices
 from tests import test_dashboard
 from tests.clocks import ManualClock
 from tests.conftest import bench_raw, served

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gateway.fanout import SeatResult, SeatStatus
+from gateway.panel.fanout import SeatResult, SeatStatus
 
 
 def test_a_seats_row_holds_every_field_with_its_plain_value():

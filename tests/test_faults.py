@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.serving import free_port
+from gateway.serve.server import free_port
 from tests.conftest import bench_raw, served
 
 TIMEOUT_S = 2

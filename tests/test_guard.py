@@ -14,8 +14,8 @@ import stat
 
 import pytest
 
-from gateway.guard import Address, is_json, is_loopback, parse_host, parse_origin
-from gateway.settings import ConfigError, parse_config
+from gateway.access.guard import Address, is_json, is_loopback, parse_host, parse_origin
+from gateway.config.settings import ConfigError, parse_config
 from tests.conftest import bench_raw
 
 PANEL = {"model": "bench/trio", "messages": [{"role": "user", "content": "spend my quota"}]}

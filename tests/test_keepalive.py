@@ -1,4 +1,4 @@
-"""gateway/keepalive.py: a stream's items as they come, a Quiet while none comes, nothing lost,
+"""gateway/route/keepalive.py: a stream's items as they come, a Quiet while none comes, nothing lost,
 and the source closed when the consumer stops. Sources here are driven by events, so no test
 waits on a wall-clock margin: a silent source stays silent until the test has seen a Quiet."""
 
@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from gateway.keepalive import AHEAD, Quiet, with_keepalive
+from gateway.route.keepalive import AHEAD, Quiet, with_keepalive
 
 
 class Source:
@@ -136,7 +136,7 @@ def test_a_consumer_that_does_not_read_holds_the_source_back():
 
 def test_items_in_hand_come_without_a_turn_of_the_loop():
     """Route mode's held chunks follow the response's headers in the same step, so they leave
-    in one write (gateway/protocol.py): a callback scheduled before they are taken has not run
+    in one write (gateway/serve/connection.py): a callback scheduled before they are taken has not run
     by the time the last of them is out."""
 
     async def main():

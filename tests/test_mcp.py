@@ -16,7 +16,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.keys import key_record, new_key
+from gateway.access.keys import key_record, new_key
 from gateway.store import open_store
 from tests.conftest import bench_raw, served
 

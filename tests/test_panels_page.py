@@ -7,8 +7,8 @@ import re
 
 import httpx
 
-from gateway import safe_markdown
-from gateway.sessions import ADMIN_TOKEN_ENV, CSRF_COOKIE
+from gateway.access.sessions import ADMIN_TOKEN_ENV, CSRF_COOKIE
+from gateway.dashboard import markdown as safe_markdown
 
 ADMIN = "admin-token-for-tests"
 

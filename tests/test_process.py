@@ -1,4 +1,4 @@
-"""Process-wide settings belong to the process owner (gateway/process.py), never to the app."""
+"""Process-wide settings belong to the process owner (gateway/serve/process.py), never to the app."""
 
 from __future__ import annotations
 
@@ -68,11 +68,11 @@ def test_the_process_that_serves_tunes_itself_once_the_app_has_started(tmp_path)
     script = f"""
 import gc, json, sys
 from pathlib import Path
-from gateway import process
+from gateway.serve import process
 process.own()
-from gateway.serving import ServerThread
-from gateway.settings import parse_config
-from gateway.workers import served_app
+from gateway.serve.server import ServerThread
+from gateway.config.settings import parse_config
+from gateway.serve.workers import served_app
 before = gc.get_threshold()
 config = parse_config({config!r}, base=Path({str(tmp_path)!r}))
 with ServerThread(served_app(config)):
@@ -102,10 +102,10 @@ def test_building_an_app_leaves_the_root_logger_as_the_process_had_it(tmp_path):
     script = f"""
 import json, logging
 from pathlib import Path
-from gateway import process
+from gateway.serve import process
 process.set_environment()
 from gateway.app import create_app
-from gateway.settings import parse_config
+from gateway.config.settings import parse_config
 root = logging.getLogger()
 before = [root.level, [type(h).__name__ for h in root.handlers]]
 create_app(parse_config({config!r}, base=Path({str(tmp_path)!r})))

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
 from gateway.app import create_app
-from gateway.serving import ServerThread
-from gateway.settings import parse_config
+from gateway.config.settings import parse_config
+from gateway.serve.server import ServerThread
 from simulator import create_sim_app
 from tests.conftest import MODELS, bench_raw
 

@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from gateway.app import create_app
-from gateway.protocol import GATHER_BYTES, HEAD_BYTES, Gathered, HeadLimitedProtocol
-from gateway.serving import ServerThread
-from gateway.settings import parse_config
+from gateway.config.settings import parse_config
+from gateway.serve.connection import GATHER_BYTES, HEAD_BYTES, Gathered, HeadLimitedProtocol
+from gateway.serve.server import ServerThread
 from tests.conftest import Gateway, bench_raw, served
 from tests.test_refusals import nothing_happened
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gateway.quota_signals import (
+from gateway.state.quota_signals import (
     after_429,
     after_success,
     body_wait,

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gateway.board import Board
-from gateway.usage import usage_lines
+from gateway.records.usage import usage_lines
+from gateway.state.board import Board
 from tests.clocks import ManualClock, wait_until
 from tests.conftest import bench_raw, served
 

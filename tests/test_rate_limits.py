@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gateway.serving import ServerThread
+from gateway.serve.server import ServerThread
 from simulator import create_sim_app
 from tests.clocks import ManualClock, wait_until
 from tests.conftest import Sim, bench_raw, served

@@ -22,9 +22,9 @@ import openai
 import pytest
 import yaml
 
-from gateway.keys import key_record, new_key
-from gateway.serving import free_port
-from gateway.settings import parse_config
+from gateway.access.keys import key_record, new_key
+from gateway.config.settings import parse_config
+from gateway.serve.server import free_port
 from gateway.store import open_store
 from tests.clocks import wait_until
 from tests.programs import end

@@ -289,7 +289,7 @@ def test_a_client_that_leaves_mid_turn_ends_the_members_stream_and_the_turn_is_r
 
 def test_a_streamed_turns_first_text_comes_in_the_same_read_as_its_headers(crew, sim):
     """The headers, the held chunks and the first text reach the client together (one write,
-    gateway/protocol.py: a wake per piece cost the first text ~0.9 ms on a busy core). The
+    gateway/serve/connection.py: a wake per piece cost the first text ~0.9 ms on a busy core). The
     member then stalls, so nothing later can be in that read. (In one process the GIL also
     lets them pile up before the client reads: the write count itself is tested on `Gathered`
     in tests/test_protocol.py.)"""

@@ -1,5 +1,5 @@
 """The gateway's uvicorn server: it sleeps between once-a-second duties and wakes when told to
-stop, so an idle worker spends no CPU polling (gateway/serving.py)."""
+stop, so an idle worker spends no CPU polling (gateway/serve/server.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from gateway.serving import Server
+from gateway.serve.server import Server
 
 
 async def hello(scope: Any, receive: Any, send: Any) -> None:

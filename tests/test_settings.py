@@ -11,9 +11,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.cli import check_config
-from gateway.config_words import where
-from gateway.settings import ConfigError, load_config, parse_config
+from gateway.cli.main import check_config
+from gateway.config.settings import ConfigError, load_config, parse_config
+from gateway.config.words import where
 
 
 def raw_config(**over):

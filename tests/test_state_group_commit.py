@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import redis.asyncio as redis
 
-from gateway.limits import Permit
 from gateway.runtime import Runtime
+from gateway.state.limits import Permit
 from tests.clocks import ManualClock
 from tests.test_state_redis import replicas, run
 

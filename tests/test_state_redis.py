@@ -18,10 +18,10 @@ from typing import Any
 
 import httpx
 
-from gateway.keys import EVERYONE
-from gateway.limits import Permit, Refused
+from gateway.access.keys import EVERYONE
+from gateway.config.settings import parse_config
 from gateway.runtime import Runtime
-from gateway.settings import parse_config
+from gateway.state.limits import Permit, Refused
 from gateway.store import open_store
 from routing import Ask as RoutingAsk
 from routing import Evidence, Panel, choose_panel

@@ -10,7 +10,7 @@ import openai
 import psycopg
 import yaml
 
-from gateway.cli import main
+from gateway.cli.main import main
 from tests.conftest import bench_raw
 
 MIGRATIONS = [

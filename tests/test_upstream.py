@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gateway.errors import UpstreamContextWindow, UpstreamRateLimited
-from gateway.upstream import calls as upstream
 from gateway.upstream import failures
+from gateway.upstream import seam as upstream
 
 
 class _Response:

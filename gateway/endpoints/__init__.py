@@ -1,6 +1,9 @@
-"""The HTTP routes, all in one table. A panel route is read -> seat -> render through its
-format's module (endpoints/panels.py, endpoints/ollama_gemini.py); the records under /bench
-are endpoints/records.py, the model listings endpoints/models.py."""
+"""The HTTP routes, all in one table. Every route that asks models goes through one door
+(`asking`), then a panel (`panels`: read -> seat -> render) or a route-mode turn (`turns`); the
+records under /bench are `records`, the model listings `models`, the other formats' listings and
+token counts `listings`; `common` is what every endpoint needs.
+
+May import: formats, panel, route, records, access, state, store, runtime, config, errors."""
 
 from __future__ import annotations
 
@@ -8,27 +11,27 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway.endpoints.common import runtime_of
-from gateway.endpoints.models import get_model, list_models
-from gateway.endpoints.ollama_gemini import (
-    gemini_count_tokens,
-    gemini_generate,
-    gemini_model,
-    gemini_models,
-    gemini_stream,
-    ollama_chat,
-    ollama_generate,
-    ollama_show,
-    ollama_tags,
-    ollama_version,
-)
-from gateway.endpoints.panels import (
-    anthropic_count_tokens,
+from gateway.endpoints.asking import (
     anthropic_messages,
     chat_completions,
     create_completion,
     create_response,
+    gemini_generate,
+    gemini_stream,
+    ollama_chat,
+    ollama_generate,
 )
+from gateway.endpoints.common import runtime_of
+from gateway.endpoints.listings import (
+    anthropic_count_tokens,
+    gemini_count_tokens,
+    gemini_model,
+    gemini_models,
+    ollama_show,
+    ollama_tags,
+    ollama_version,
+)
+from gateway.endpoints.models import get_model, list_models
 from gateway.endpoints.records import (
     bench_models,
     bench_usage,
@@ -36,10 +39,10 @@ from gateway.endpoints.records import (
     get_conversation,
     get_panel,
     list_panels,
+    post_pending,
     post_verdict,
 )
 from gateway.openapi import describe
-from gateway.pending import post_pending
 
 DESCRIPTION = describe()
 

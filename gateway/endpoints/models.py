@@ -8,10 +8,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gateway.asking import COLLECTION_PREFIX, MERGED
+from gateway.access.keys import Client
 from gateway.endpoints.common import runtime_of
 from gateway.errors import NotFound
-from gateway.keys import Client
+from gateway.panel.ask import COLLECTION_PREFIX, MERGED
 from routing import ROUTER_PANEL
 
 
@@ -21,7 +21,7 @@ async def list_models(request: Request) -> Response:
 
 async def _listed(request: Request) -> list[dict[str, Any]]:
     """Every collection the caller's key may use as a model, as /v1/models lists them."""
-    client = await runtime_of(request).gatekeeper.client(request)
+    client = await runtime_of(request).keys.client(request)
     return listed(request, client)
 
 

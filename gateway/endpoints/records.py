@@ -9,17 +9,19 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from gateway.bodies import json_object
 from gateway.endpoints.common import read_body, runtime_of
 from gateway.errors import BadRequest, NotFound
-from gateway.evidence import model_rows
+from gateway.records.pending import parse_pending, pending
+from gateway.records.standing import model_rows
+from gateway.records.usage import month_of, usage_body
+from gateway.records.verdicts import check_verdict, judge
 from gateway.store.pages import MAX_LIMIT, UnknownCursor
-from gateway.usage import month_of, usage_body
-from gateway.verdicts import check_verdict, judge
 
 
 async def post_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
-    client = await runtime.gatekeeper.client(request)
+    client = await runtime.keys.client(request)
     raw = await read_body(request, 1_000_000)
     verdict = await runtime.bodies.read(raw, check_verdict)
     written = await judge(runtime, verdict, by=client.name, owner=client.owner)
@@ -30,7 +32,7 @@ async def list_panels(request: Request) -> Response:
     """`GET /bench/panels?limit=&before=&owed=true`: recent panels, newest first, with every
     seat; a key sees its own. `next` is the `before` of the following page."""
     runtime = runtime_of(request)
-    client = await runtime.gatekeeper.client(request)
+    client = await runtime.keys.client(request)
     limit, before, owed = page_query(request.query_params)
     try:
         page = await runtime.store.panels_page(limit, before, owed, owner=client.owner)
@@ -63,7 +65,7 @@ async def get_call(request: Request) -> Response:
 
 async def get_conversation(request: Request) -> Response:
     """A route conversation and its turns, each a call record (another key's is a 404)."""
-    client = await runtime_of(request).gatekeeper.client(request)
+    client = await runtime_of(request).keys.client(request)
     wanted = request.path_params["conversation"]
     found = await runtime_of(request).store.panel(wanted, owner=client.owner)
     if found is None or found.get("shape_by") != "route":
@@ -77,7 +79,7 @@ async def _record(
 ) -> Response:
     """A panel or call as recorded, for the key that made it (any, when keys are off). Another
     key's record is a 404 in the same words as one that does not exist."""
-    client = await runtime_of(request).gatekeeper.client(request)
+    client = await runtime_of(request).keys.client(request)
     wanted = request.path_params[kind]
     found = await fetch(wanted, owner=client.owner)
     if found is None:
@@ -87,7 +89,7 @@ async def _record(
 
 async def bench_models(request: Request) -> Response:
     runtime = runtime_of(request)
-    await runtime.gatekeeper.client(request)
+    await runtime.keys.client(request)
     await runtime.live.refresh()
     return JSONResponse({"models": model_rows(runtime)})
 
@@ -96,7 +98,15 @@ async def bench_usage(request: Request) -> Response:
     """Calls, tokens and errors per day, model, connection and key for one month: a key sees
     its own usage, `local` (keys not required) every key's."""
     runtime = runtime_of(request)
-    client = await runtime.gatekeeper.client(request)
+    client = await runtime.keys.client(request)
     zone = runtime.config.gateway.quota_day_tz
     year, month = month_of(request.query_params.get("month"), runtime.clock(), zone)
     return JSONResponse(await usage_body(runtime.store, year, month, zone, client.owner))
+
+
+async def post_pending(request: Request) -> Response:
+    runtime = runtime_of(request)
+    client = await runtime.keys.client(request)
+    raw = await read_body(request, 1_000_000)
+    calls, limit = parse_pending(json_object(raw or b"{}"))
+    return JSONResponse(await pending(runtime, client, calls, limit))

@@ -1,32 +1,29 @@
-"""Client formats: one module per format, each with the same two halves.
+"""Client formats: one folder per format, each with the same halves.
 
-- **read**: the format's request -> an `Ask` (gateway/asking.py), in two steps: `check`, pure
-  and bounded, refuses a body too large in structure and returns what `read` needs (it may run
-  in another process: gateway/bodies.py); then `read` makes the Ask from that and the headers.
-  Chat, completions and Ollama check every field in `check` and hand `read` chat-shaped
-  messages and sampling. Anthropic, Responses and Gemini translate through litellm, which the
-  child process must not import, so their `check` is the generic bound (`bodies.bounded`) and
-  their own fields are checked in `read`, on a body that bound has made small. Either way every
-  format's messages and sampling pass the shared chat checks (`chat_messages`, `sampling_of`);
-- **render**: a `PanelRun` -> the format's reply: its plain body from `completion()` or
-  `failure()`, its stream from `events()`, and its errors in its own shape.
+- **read** (`read.py`): the format's request -> an `Ask` (gateway/panel/ask.py), in two steps:
+  `check`, pure and bounded, refuses a body too large in structure and returns what `read`
+  needs (it may run in another process: gateway/bodies.py); then `read` makes the Ask from that
+  and the headers. Chat, completions and Ollama check every field in `check`; Anthropic,
+  Responses and Gemini translate through litellm, which the child process must not import, so
+  their `check` is the generic bound (`bodies.bounded`) and their own fields are checked in
+  `read`. Either way every format's messages and sampling pass the shared chat checks;
+- **render** (`render.py`): a `PanelRun` -> the format's reply, plain or streamed from the same
+  run, and its errors in its own shape;
+- **route** (`route.py`): an agent's turn both ways (gateway/route/): `read_route` the request
+  as a `RouteAsk`, `render_route` the member's reply.
 
-Every panel endpoint is read -> seat -> render (gateway/endpoints/); a new format is a new
-module here and a route, and nothing else changes. The modules:
-
-- `chat`: OpenAI chat completions (`/v1/chat/completions`);
-- `completions`: OpenAI legacy completions (`/v1/completions`);
-- `responses`: OpenAI Responses (`/v1/responses`), its typed stream in `response_events`;
-- `anthropic`: Anthropic Messages (`/v1/messages`, `/v1/messages/count_tokens`);
-- `ollama`: Ollama (`/api/chat`, `/api/generate`, `/api/tags`, `/api/show`), its read half in
-  `ollama_request`;
-- `gemini`: Gemini (`/v1beta/models/{collection}:generateContent` and its siblings), its read
-  half in `gemini_request`.
+Each format package is a `Format` (Ollama's two, `CHAT` and `GENERATE`, and Gemini's, made per
+request because the collection is in the path, are objects). The folders: `chat`,
+`completions` (no tools: its route half refuses), `responses`, `anthropic`, `ollama`, `gemini`;
+`sse` is what the SSE formats share (chat and completions one stream writer).
 
 An error raised before any format has read the request (the guard's 403 and 415, the app's 404,
 405 and 500) is still the caller's: `error_renderer_for(path)` picks the format by the path the
 client called, so an Anthropic client gets `{"type": "error", ...}` and its SDK raises the
 right exception, not a JSON parse error on OpenAI's shape.
+
+May import: panel, route, records, access, state, upstream (litellm's format adapters), runtime,
+config, errors, routing.
 """
 
 from __future__ import annotations
@@ -37,23 +34,29 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from starlette.responses import Response
 
-    from gateway.asking import Ask
-    from gateway.config_schema import GatewaySettings
+    from gateway.config.schema import GatewaySettings
+    from gateway.config.settings import Config
     from gateway.errors import GatewayError
-    from gateway.panel import PanelRun
-    from gateway.settings import Config
+    from gateway.panel.ask import Ask
+    from gateway.panel.run import PanelRun
+    from gateway.route.ask import RouteAsk
+    from gateway.route.turn import RouteTurn
 
     ErrorRenderer = Callable[[GatewayError], Response]
 
 
 class Format(Protocol):
-    """The two halves of a client format; each format module is one (gateway/endpoints/)."""
+    """What every client format implements (gateway/endpoints/asking.py calls nothing else)."""
 
     def check(self, body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]: ...
 
     def read(self, body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask: ...
 
     async def render_run(self, run: PanelRun) -> Response: ...
+
+    def read_route(self, body: dict[str, Any], collection: str) -> RouteAsk: ...
+
+    async def render_route(self, turn: RouteTurn) -> Response: ...
 
     def render_error(self, error: GatewayError) -> Response: ...
 

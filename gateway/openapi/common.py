@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gateway.fanout import SeatStatus
-from gateway.reply import SEAT_FIELDS
+from gateway.panel.fanout import SeatStatus
+from gateway.panel.reply import SEAT_FIELDS
 
 # A JSON Schema (or an OpenAPI object) is arbitrary JSON: its values have no one type.
 Schema = dict[str, Any]

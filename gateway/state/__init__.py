@@ -1,6 +1,6 @@
 """The live state: where cooldowns, rpm windows, rotation and route conversations are kept.
 
-Why a seam: one gateway keeps them on its board (gateway/board.py), in memory its workers share;
+Why a seam: one gateway keeps them on its board (gateway/state/board.py), in memory its workers share;
 several replicas on several machines keep them in Redis (`state: redis://...`, contract §15).
 Every reader of the live figures (RateLimits, Ledger, Conversations) reads the board either way:
 with Redis, the board is this worker's mirror, refreshed by each round trip, and the few steps
@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gateway.conversations import Key, Turn
-from gateway.keys import Client
-from gateway.limits import Permit, Refused
+from gateway.access.keys import Client
+from gateway.state.conversations import Key, Turn
+from gateway.state.limits import Permit, Refused
 from routing import Evidence, Panel
 
 

@@ -2,19 +2,19 @@
 
 Every step runs on the event loop without awaiting anything, under the board's lock where it
 must be seen whole, exactly as the board's readers and writers always have; the key's rpm is
-spent by the Gatekeeper around seating.
+spent by the Keys around seating.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gateway.board import Board
-from gateway.conversations import Conversations, Key, Turn
-from gateway.keys import Client
-from gateway.ledger import Ledger
-from gateway.limits import Permit, RateLimits, Refused
+from gateway.access.keys import Client
 from gateway.state import Choose, Seating
+from gateway.state.board import Board
+from gateway.state.conversations import Conversations, Key, Turn
+from gateway.state.figures import Ledger
+from gateway.state.limits import Permit, RateLimits, Refused
 
 
 class LocalState:

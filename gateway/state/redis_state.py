@@ -23,14 +23,23 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from gateway import quota_signals
-from gateway.board import Board
-from gateway.conversations import Conversations, Key, Turn, converse_op, new_conversation, turn_of
+from gateway.access.keys import Client, Keys, key_ring, over_rpm
+from gateway.config.settings import Config
 from gateway.errors import GatewayError
 from gateway.health import Health
-from gateway.keys import Client, Gatekeeper, key_ring, over_rpm
-from gateway.ledger import LATEST, Ledger, seated_cell
-from gateway.limits import (
+from gateway.state import Choose, Seating, quota_signals
+from gateway.state.board import Board
+from gateway.state.chairs import as_seated, explorer, family, with_explorers
+from gateway.state.conversations import (
+    Conversations,
+    Key,
+    Turn,
+    converse_op,
+    new_conversation,
+    turn_of,
+)
+from gateway.state.figures import LATEST, Ledger, seated_cell
+from gateway.state.limits import (
     Cooldown,
     Permit,
     RateLimits,
@@ -39,9 +48,6 @@ from gateway.limits import (
     cool_cell,
     cooling_for,
 )
-from gateway.settings import Config
-from gateway.state import Choose, Seating
-from gateway.state.chairs import as_seated, explorer, family, with_explorers
 from gateway.state.local import LocalState
 from gateway.state.redis_link import COUNTS, Down, RedisLink, log
 from routing import Panel, Seat
@@ -68,16 +74,16 @@ class RedisState:
         config: Config,
         clock: Callable[[], float],
         board: Board,
-        parts: tuple[Ledger, RateLimits, Conversations, Gatekeeper],
+        parts: tuple[Ledger, RateLimits, Conversations, Keys],
         journal: list[list[Any]],
         health: Health,
     ) -> None:
         assert config.state is not None
-        self.ledger, self.limits, self.conversations, self.gatekeeper = parts
+        self.ledger, self.limits, self.conversations, self.keys = parts
         self.board, self.clock = board, clock
         self.local = LocalState(board, self.ledger, self.limits, self.conversations)
         self.link = RedisLink(config.state, board, journal, clock, health)
-        self.gatekeeper.spends = False  # spent in the seating step instead
+        self.keys.spends = False  # spent in the seating step instead
         self._board_used = self.limits.used
         self.limits.used = self._used
         self.rings = [name for name, _ in capped_rings(config)]
@@ -191,7 +197,7 @@ class RedisState:
                     self.board.write(cell, *before)
 
     def _seat_here(self, choose: Choose, shape: str, client: Client, now: float) -> Seating:
-        slots = self.gatekeeper.spend(client)
+        slots = self.keys.spend(client)
         try:
             return self.local.seat_here(choose, shape, now)
         except GatewayError:
@@ -279,7 +285,7 @@ class RedisState:
                     answer = results[0]
                     raise over_rpm(client, float(answer[2]) if answer[2] else None, self.clock())
                 return turn_of(results[-1], members)
-        self.gatekeeper.spend(client)
+        self.keys.spend(client)
         return self.conversations.begin(key, members)
 
     def settle_turn(self, key: Key, members: tuple[str, ...], member: str) -> None:

@@ -4,7 +4,7 @@ migrations."""
 from pathlib import Path
 
 from gateway.health import Health
-from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS, RecordStore
+from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS, RecordStore
 from gateway.store.sqlite import SqliteStore
 
 __all__ = ["CALL_FIELDS", "PANEL_FIELDS", "RecordStore", "SqliteStore", "open_store"]

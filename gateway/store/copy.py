@@ -18,9 +18,9 @@ from typing import Any
 import psycopg
 
 from gateway.store import POSTGRES_SCHEMES
+from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.pg_writes import insert_sql
 from gateway.store.postgres import PostgresStore
-from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 
 CHUNK = 1_000
 

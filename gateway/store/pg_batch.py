@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
+from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.rows import JSON_FIELDS
 from gateway.store.spill import Rows
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from psycopg import AsyncConnection
 
 from gateway.store import pg_pages
+from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.pg_state import PostgresState
-from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.rows import Row, insert_verdict, load, load_verdict, repeats
 
 _CALL_COLUMNS = ", ".join(f'c."{name}"' for name in CALL_FIELDS)

@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.migrations import migrate
-from gateway.store.protocol import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.rows import dump
 
 log = logging.getLogger("bench.records")

@@ -7,7 +7,7 @@
 - `inline`: the event loop's executor that runs litellm's CPU-only set-up on the loop.
 """
 
-from gateway.upstream.calls import Answer, Upstream, call_model
 from gateway.upstream.failures import classify
+from gateway.upstream.seam import Answer, Upstream, call_model
 
 __all__ = ["Answer", "Upstream", "call_model", "classify"]

@@ -1,6 +1,6 @@
 """Route mode's way to a model: one call whose reply is relayed, not summarised.
 
-A panel seat needs only its answer's text (gateway/upstream/calls.py); a route turn passes the
+A panel seat needs only its answer's text (gateway/upstream/seam.py); a route turn passes the
 model's reply on to an agent whole: tool calls, finish reason, usage, every streamed chunk as it
 comes. So this opens the call and hands back litellm's own objects, plain or streamed, with
 litellm's failures classified by the same `classify` as every seat (so a 429 cools the model the

@@ -1,6 +1,6 @@
 """Gemini `generateContent` requests -> OpenAI chat, through litellm's `GoogleGenAIAdapter`.
 
-Only the request half is used. The reply is rendered by gateway/formats/gemini.py from the
+Only the request half is used. The reply is rendered by gateway/formats/gemini/ from the
 panel's own events (route_gemini.py from the member's), not by litellm's
 `GoogleGenAIStreamWrapper`, which in 1.110.2 swallows an upstream exception (the stream just
 ends, so a client would take a failure for a short answer) and drops a call's id.

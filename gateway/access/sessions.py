@@ -1,0 +1,139 @@
+"""Who may open the dashboard, the admin's session cookie, and the CSRF check on its posts.
+
+The rule (contract §13): the dashboard is open without signing in only when the gateway does
+not require keys AND the connection comes from a loopback address AND it asks for a loopback
+Host name (`127.0.0.1:<port>`, `localhost:<port>`). Anything else (keys required, or the page
+reached through `gateway.public_url` or a name in `gateway.allowed_hosts`, even from this machine)
+asks for the admin token, `BENCH_ADMIN_TOKEN`. A gateway key never opens it: keys are for clients
+and scripts (`GET /bench/panels` reads with one), the dashboard also creates and revokes them.
+
+A session is a signed cookie (`<expires>.<nonce>.<mac>`, HMAC-SHA256 under a key derived from
+the admin token), HttpOnly and SameSite=Strict: every worker checks it without shared state, and
+changing the token ends every session. Every post also carries a CSRF token: a random value in an
+HttpOnly, SameSite=Strict cookie that the page repeats in an `X-CSRF-Token` header (double submit;
+a page of another origin can neither read the cookie nor set the header without a preflight the
+guard refuses).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import os
+import secrets
+import time
+from collections.abc import Callable
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway.access.guard import is_loopback, parse_host
+from gateway.access.keys import KEY_PREFIX
+from gateway.errors import Forbidden, Unauthorized
+
+ADMIN_TOKEN_ENV = "BENCH_ADMIN_TOKEN"
+SESSION_COOKIE = "bench_session"
+CSRF_COOKIE = "bench_csrf"
+CSRF_HEADER = "x-csrf-token"
+SESSION_S = 12 * 3600
+
+
+class Access:
+    def __init__(
+        self,
+        *,
+        require_keys: bool,
+        admin_token: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.require_keys = require_keys
+        self.admin_token = admin_token or None
+        self.clock = clock
+        secret = (self.admin_token or "").encode()
+        self._key = hashlib.sha256(b"bench-dashboard-session\x00" + secret).digest()
+
+    @classmethod
+    def from_environment(cls, require_keys: bool, clock: Callable[[], float]) -> Access:
+        token = os.environ.get(ADMIN_TOKEN_ENV)
+        return cls(require_keys=require_keys, admin_token=token, clock=clock)
+
+    def open_without_sign_in(self, request: Request) -> bool:
+        if self.require_keys or request.client is None:
+            return False
+        try:
+            from_loopback = ipaddress.ip_address(request.client.host).is_loopback
+        except ValueError:
+            return False
+        host = parse_host(request.headers.get("host", ""))
+        return from_loopback and host is not None and is_loopback(host.name)
+
+    def allowed(self, request: Request) -> bool:
+        return self.open_without_sign_in(request) or self.signed_in(request)
+
+    def signed_in(self, request: Request) -> bool:
+        if self.admin_token is None:
+            return False
+        value = request.cookies.get(SESSION_COOKIE, "")
+        expires, _, rest = value.partition(".")
+        nonce, _, mac = rest.partition(".")
+        if not expires.isdigit() or not nonce or int(expires) < self.clock():
+            return False
+        return hmac.compare_digest(mac, self._mac(f"{expires}.{nonce}"))
+
+    def sign_in(self, token: object, request: Request, response: Response) -> None:
+        """Sets the session cookie for the admin token; 401 for anything else, a gateway key
+        included (said so, since that is the likely mistake)."""
+        if self.admin_token is None:
+            raise Forbidden(
+                f"No admin token is set: start the gateway with {ADMIN_TOKEN_ENV} set.",
+                code="admin_token_not_set",
+            )
+        if not isinstance(token, str) or not token:
+            raise Unauthorized('Send the admin token as {"token": "..."}.')
+        if not hmac.compare_digest(token.encode(), self.admin_token.encode()):
+            if token.startswith(KEY_PREFIX):
+                raise Unauthorized(
+                    "A gateway key does not open the dashboard: sign in with the admin token "
+                    f"({ADMIN_TOKEN_ENV})."
+                )
+            raise Unauthorized("That is not the admin token.")
+        expires = str(int(self.clock() + SESSION_S))
+        payload = f"{expires}.{secrets.token_urlsafe(16)}"
+        response.set_cookie(
+            SESSION_COOKIE,
+            f"{payload}.{self._mac(payload)}",
+            max_age=SESSION_S,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+
+    def _mac(self, payload: str) -> str:
+        return hmac.new(self._key, payload.encode(), hashlib.sha256).hexdigest()
+
+
+def csrf_token(request: Request, response: Response) -> str:
+    """The request's CSRF token; a new one is set as a cookie when it has none."""
+    token = request.cookies.get(CSRF_COOKIE)
+    if not token or len(token) > 100:
+        token = secrets.token_urlsafe(24)
+        response.set_cookie(
+            CSRF_COOKIE,
+            token,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+    return token
+
+
+def check_csrf(request: Request) -> None:
+    """403 unless the post repeats its CSRF cookie in the X-CSRF-Token header."""
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    sent = request.headers.get(CSRF_HEADER, "")
+    if not cookie or not sent or not hmac.compare_digest(cookie.encode(), sent.encode()):
+        raise Forbidden(
+            "This form post lacks its CSRF token: reload the dashboard and try again.",
+            code="csrf_failed",
+        )

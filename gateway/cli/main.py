@@ -1,0 +1,336 @@
+"""The `bench-gateway` command: serve, demo, simulate, check-config, keys; and the client
+commands (ask, verdict, status, mcp) from gateway/cli/client.py.
+
+Exit codes: 0 ok, 1 failed (reason on stderr), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from gateway.cli import client as client_cli
+from gateway.config.settings import Config, ConfigError, load_config
+from gateway.serve import process
+
+DEFAULT_CONFIG = "config/bench.yaml"
+
+EXAMPLES = """examples:
+  bench-gateway demo                      # offline: simulated upstream + gateway + one panel
+  bench-gateway serve --config config/bench.yaml --port 8123
+  bench-gateway simulate --port 8199 --spec config/simulate.yaml
+  bench-gateway check-config --config config/bench.yaml
+  bench-gateway keys create ci-bot --collections reviewers --rpm 30
+  git diff | bench-gateway ask core 'Review this diff.'   # answers on stdout, seats on stderr
+  bench-gateway verdict p1a2b3c4d5e6.member1 --useful
+  claude mcp add bench -- bench-gateway mcp            # the bench's tools for an agent
+  bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench
+"""
+
+
+def _config_path(given: str | None) -> str:
+    return given or os.environ.get("BENCH_CONFIG") or DEFAULT_CONFIG
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bench-gateway",
+        description="A self-hosted, OpenAI-compatible panel gateway for LLMs.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str, example: str) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=f"example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    serve = command("serve", "run the gateway", "bench-gateway serve --config config/bench.yaml")
+    serve.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8123)
+    serve.add_argument(
+        "--workers",
+        type=_workers_flag,
+        help="worker processes sharing one record store and one board of cooldowns, rpm caps "
+        "and rotation: a number, or auto for one per core (default gateway.workers, else auto)",
+    )
+
+    demo = command(
+        "demo",
+        "offline demo: simulated upstream, a gateway and one real panel request",
+        "bench-gateway demo --once",
+    )
+    demo.add_argument("--port", type=int, default=8123, help="the gateway's port (default 8123)")
+    demo.add_argument("--once", action="store_true", help="exit after the first panel")
+
+    simulate = command(
+        "simulate",
+        "run the simulated OpenAI-compatible upstream on its own",
+        "bench-gateway simulate --port 8199 --spec config/simulate.yaml",
+    )
+    simulate.add_argument("--host", default="127.0.0.1")
+    simulate.add_argument("--port", type=int, default=8199)
+    simulate.add_argument("--spec", help="YAML/JSON file of per-model behaviours")
+
+    check = command(
+        "check-config",
+        "validate a config and print what it defines",
+        "bench-gateway check-config --config config/bench.yaml",
+    )
+    check.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
+
+    keys = command(
+        "keys",
+        "create, list and revoke gateway keys (kept in the record store)",
+        "bench-gateway keys create ci-bot --collections reviewers --rpm 30",
+    )
+    keys.add_argument("action", choices=["create", "list", "revoke"])
+    keys.add_argument("name", nargs="?", help="the key's name (create, revoke)")
+    keys.add_argument("--collections", help="comma-separated collections it may use (default all)")
+    keys.add_argument("--rpm", type=int, help="requests per minute it may send")
+    keys.add_argument("--config", help=f"config file (default {DEFAULT_CONFIG} or $BENCH_CONFIG)")
+    client_cli.add_commands(command)
+
+    store = command(
+        "store",
+        "copy records from a SQLite store into PostgreSQL (again: copies only what is new)",
+        "bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench",
+    )
+    store.add_argument("action", choices=["copy"])
+    store.add_argument("--from", dest="source", required=True, metavar="sqlite:///PATH")
+    store.add_argument("--to", dest="target", required=True, metavar="postgresql://...")
+    return parser
+
+
+def _workers_flag(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1 or auto, got {text!r}")
+    return count
+
+
+def workers_wanted(flag: int | str | None, config: Config) -> int:
+    """The flag wins over the config (`gateway.workers`), which wins over auto: one per core."""
+    wanted = flag if flag is not None else config.gateway.workers
+    if wanted == "auto":
+        return os.cpu_count() or 1
+    return int(wanted)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not client_cli.takes_late_prompt(args, extra):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command in client_cli.COMMANDS:  # clients of a running gateway: no litellm here
+        return client_cli.run(args)
+    process.set_environment()  # before any command can import litellm
+    try:
+        if args.command == "check-config":
+            return check_config(_config_path(args.config))
+        if args.command == "serve":
+            return serve(_config_path(args.config), args.host, args.port, args.workers)
+        if args.command == "simulate":
+            return simulate(args.host, args.port, args.spec)
+        if args.command == "store":
+            from gateway.store.copy import run_copy
+
+            return run_copy(args.source, args.target)
+        if args.command == "keys":
+            from gateway.cli.keys import run_keys
+
+            # the providers' secrets are not needed to manage keys: left unresolved
+            return run_keys(load_config(_config_path(args.config), secrets=False), args)
+        if args.command == "demo":
+            from gateway.cli.demo import run_demo
+
+            return run_demo(args.port, once=args.once)
+    except ConfigError as exc:
+        _print_problems(exc, sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(f"bench-gateway: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 2
+
+
+def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Validate *path* and print what it defines (or every problem with its path): 0 or 1."""
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        _print_problems(exc, err)
+        return 1
+    catalog = config.catalog
+
+    def say(line: str) -> None:
+        print(line, file=out)
+
+    say(f"config {Path(path)} is valid")
+    ignored = _litellm_sections(path)
+    if ignored:
+        say(f"ignored (LiteLLM proxy settings, not used by the bench): {', '.join(ignored)}")
+    say(f"store: {config.store}")
+    say(f"state: {config.state or 'in this gateway (shared memory between its workers)'}")
+    say("gateway:")
+    for key, value in config.gateway.model_dump().items():
+        say(f"  {key}: {_as_yaml(value)}")
+    say("models:")
+    for m in catalog.models:
+        extra = " ad-hoc" if m.ad_hoc else ""
+        caps = "".join(
+            f" {name}={table[m.alias]}"
+            for name, table in (("rpm", config.model_rpm), ("rpd", config.model_rpd))
+            if m.alias in table
+        )
+        say(
+            f"  {m.alias:<20} {m.served:<36} connection={m.connection} role={m.role} "
+            f"family={m.family}{caps}{extra}"
+        )
+    say("connections:")
+    for name in sorted({m.connection for m in catalog.models}):
+        spec = config.connections.get(name)
+        facts = (
+            f" rpm={spec.rpm} rpd={spec.rpd} preferred={spec.preferred} "
+            f"cool_together={spec.cool_together}"
+            if spec
+            else ""
+        )
+        say(f"  {name}{facts}")
+    say("shapes:")
+    for name, roles in catalog.shapes:
+        say(f"  {name:<12} {', '.join(roles)}")
+    say("collections:")
+    for c in catalog.collections:
+        say(
+            f"  bench/{c.name:<16} members={', '.join(c.members)} shape={c.shape or 'general'}"
+            f" reply={c.reply}  {c.description}"
+        )
+    return 0
+
+
+def _litellm_sections(path: str) -> list[str]:
+    import yaml
+
+    from gateway.config.schema import LITELLM_SECTIONS
+
+    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return [name for name in LITELLM_SECTIONS if name in raw]
+
+
+def _as_yaml(value: object) -> str:
+    """A setting as it would be written in the file: true, null, [a, b]."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+def _print_problems(exc: ConfigError, err: TextIO) -> None:
+    print(f"bench-gateway: the config has {len(exc.problems)} problem(s):", file=err)
+    for problem in exc.problems:
+        print(f"  - {problem}", file=err)
+
+
+def serve(path: str, host: str, port: int, workers: int | str | None = None) -> int:
+    import uvicorn
+
+    from gateway.runtime import board_size
+    from gateway.serve import access_log as serverlog
+    from gateway.serve import workers as processes
+    from gateway.serve.connection import PROTOCOL
+    from gateway.serve.server import run_server
+
+    process.own()
+    config = load_config(path)
+    if not _loopback(host) and not config.gateway.require_keys:
+        print(
+            f"bench-gateway: refusing to bind {host}: a gateway reachable from other machines "
+            "needs gateway.require_keys: true in the config (then create keys with "
+            "`bench-gateway keys create NAME`).",
+            file=sys.stderr,
+        )
+        return 1
+    count = workers_wanted(workers, config)
+    path = str(Path(path).resolve())
+    # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler here turns that
+    # into a clean return, so a drained shutdown exits 0.
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    options: dict[str, Any] = dict(
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
+        http=PROTOCOL,  # request heads bounded in size and time (gateway/serve/connection.py)
+    )
+    if count == 1:
+        serverlog.summary(path, config, 1, "in this process (one worker)")
+        return run_server(processes.served_app(config), **options)
+    with processes.shared_board(board_size(config)) as board:
+        serverlog.summary(path, config, count, f"board {board}, shared by the workers")
+        if processes.supported():
+            return processes.run(path, host, port, count, options, str(board))
+        os.environ["BENCH_CONFIG"] = path
+        os.environ["BENCH_BOARD"] = str(board)
+        factory = "gateway.serve.workers:app_for_uvicorn_worker"
+        uvicorn.run(factory, factory=True, workers=count, **options)
+    return 0
+
+
+def simulate(host: str, port: int, spec_path: str | None) -> int:
+    """The simulated upstream on its own, logging its start-up and one line per request."""
+    import uvicorn
+
+    from gateway.serve.access_log import AccessLog
+    from simulator import create_sim_app, load_spec
+
+    process.own()
+    log = logging.getLogger("bench.simulator")
+    spec = load_spec(spec_path) if spec_path else None
+    app = create_sim_app(spec)
+    app.add_middleware(AccessLog, gateway=False, logger=log)
+    models = [m for m in app.state.sim.behaviours if m != "*"]
+    log.info("Simulated upstream on http://%s:%d/v1", host, port)
+    log.info(
+        "  spec: %s (models: %s)",
+        spec_path or "none, every model answers",
+        ", ".join(models) or "any name",
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    return 0
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""OpenAI chat completions, read: a request body checked (`check`, pure and bounded, may run
+in the body reader's child process) and made an `Ask` (`read`). Tools are route mode's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.config.schema import GatewaySettings
+from gateway.config.settings import Config
+from gateway.errors import BadRequest
+from gateway.panel.ask import (
+    Ask,
+    chat_messages,
+    collection_named,
+    nominees_of,
+    one_choice,
+    reply_asked,
+    reply_merged,
+    sampling_of,
+    shape_asked,
+)
+
+_TOOLS = ("function_call", "functions", "parallel_tool_calls", "tool_choice", "tools")
+
+
+def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
+    """A parsed chat-completions body, checked, as the fields a panel reads: every one bounded
+    (messages, stop, logit_bias, ...), the rest dropped. Pure, so it may run in the body
+    reader's child process (gateway/bodies.py); nothing that needs the catalog is done here."""
+    collection_named(body.get("model"))
+    messages = chat_messages(body.get("messages"), settings.max_messages)
+    one_choice(body)
+    for field in _TOOLS:
+        if body.get(field) is not None:
+            raise BadRequest(
+                f"`{field}` is not supported on a panel; ask bench/<collection>:route for a "
+                "tool-calling turn.",
+                param=field,
+            )
+    sampling = sampling_of(body)
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest("`stream` must be true or false.", param="stream")
+    return {
+        "model": body["model"],
+        "messages": messages,
+        "sampling": sampling,
+        "stream": stream,
+        "with": nominees_of(body.get("with"), None),
+        "reply": reply_asked(body.get("bench")),
+    }
+
+
+def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
+    """A checked chat-completions body (and the X-Panel-* headers, lower-cased) as an Ask."""
+    model = body["model"]
+    collection, merged_by_name = collection_named(model)
+    shape = shape_asked(headers, collection, config)
+    nominees = nominees_of(list(body["with"]), headers.get("x-panel-with"))
+    merged = merged_by_name or reply_merged(body["reply"], collection, config)
+    return Ask.of(
+        requested_model=model,
+        collection=collection,
+        shape=shape,
+        nominees=nominees,
+        messages=body["messages"],
+        sampling=body["sampling"],
+        stream=body["stream"],
+        merged=merged,
+    )

@@ -1,0 +1,224 @@
+"""The read half of Gemini's format (gemini.py): a generateContent body checked and made into an
+OpenAI chat request, and `countTokens`, which reads the same body. Kept apart from the replies
+because the checks are most of the format and its replies need none of them.
+
+Every part, role and setting is checked first, because litellm's adapter drops what it does not
+know and nothing may be dropped silently; then litellm's `GoogleGenAIAdapter`
+(gateway/upstream/translate/gemini.py) makes the OpenAI chat request, and the fields it leaves
+out are added here. Tools, function calls and their responses are refused with a pointer to
+route mode (route_gemini.py), which reads its bodies with the same helpers.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import Any
+
+from gateway.bodies import bounded
+from gateway.errors import BadRequest
+from gateway.panel.ask import chat_messages
+from gateway.upstream.translate.gemini import to_chat
+from routing import conversation_text, estimate_tokens
+
+ROUTE_HINT = "tools are not supported on a panel; use the collection's `:route` model for tools"
+_TOP_FIELDS = frozenset({"contents", "systemInstruction", "generationConfig", "with", "bench"})
+_REFUSED_FIELDS = {
+    "tools": ROUTE_HINT,
+    "toolConfig": ROUTE_HINT,
+    "cachedContent": "cached content is stored with Google; send the contents themselves",
+    "safetySettings": "safety thresholds cannot be applied to a panel's seats",
+}
+# generationConfig -> the OpenAI sampling field it is passed on as (the adapter maps the first
+# four; the rest it leaves out, so they are mapped here).
+_CONFIG = {
+    "temperature": "temperature",
+    "topP": "top_p",
+    "maxOutputTokens": "max_tokens",
+    "stopSequences": "stop",
+    "seed": "seed",
+    "presencePenalty": "presence_penalty",
+    "frequencyPenalty": "frequency_penalty",
+}
+_CONFIG_ALSO = frozenset(
+    {"candidateCount", "responseMimeType", "responseSchema", "responseJsonSchema",
+     "responseModalities"}
+)  # fmt: skip
+_JSON = "application/json"
+
+
+def camel(name: str) -> str:
+    """Google's JSON takes snake_case names too; one spelling is checked."""
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def camel_keys(body: dict[str, Any]) -> dict[str, Any]:
+    return {camel(k) if isinstance(k, str) else k: v for k, v in body.items()}
+
+
+def chat_request(body: dict[str, Any]) -> dict[str, Any]:
+    """A generateContent body (keys in camelCase) -> OpenAI chat `messages` and sampling."""
+    contents = _contents(body.get("contents"))
+    system = system_text(body.get("systemInstruction"))
+    config = generation_config(body.get("generationConfig"))
+    request = to_chat(contents, system, config)
+    with_config(request, config)
+    return request
+
+
+def with_config(request: dict[str, Any], config: dict[str, Any]) -> None:
+    """The generationConfig fields the adapter leaves out of *request*, and checks of its work."""
+    for name, field in _CONFIG.items():
+        if name in config and field not in request:
+            request[field] = config[name]
+    if config.get("responseMimeType") == _JSON and "response_format" not in request:
+        if config.get("responseSchema") is not None or config.get("responseJsonSchema") is not None:
+            raise BadRequest(
+                "`generationConfig.responseSchema` must describe an object.",
+                param="generationConfig.responseSchema",
+            )
+        request["response_format"] = {"type": "json_object"}
+
+
+# countTokens' bound: its contents may also sit in `generateContentRequest`, which the count of
+# values bounds.
+COUNT_CHECK = partial(bounded, listed="contents")
+
+
+def count_tokens(body: dict[str, Any], max_messages: int) -> int:
+    """`countTokens`: an estimate from the text (no model is called), as every reader sizes a
+    prompt. The body (bounded by `COUNT_CHECK`) is checked as generateContent's is."""
+    body = camel_keys(body)
+    inner = body.pop("generateContentRequest", None)
+    if inner is not None:
+        if not isinstance(inner, dict):
+            raise BadRequest("`generateContentRequest` must be an object.")
+        body = {**camel_keys(inner), **body}
+        body.pop("model", None)
+    check_fields(body)
+    messages = chat_messages(chat_request(body)["messages"], max_messages)
+    return estimate_tokens(len(conversation_text(messages)))
+
+
+def check_fields(body: dict[str, Any]) -> None:
+    """The top-level fields: the ones a panel cannot honour are refused saying why."""
+    for field in body:
+        if field in _REFUSED_FIELDS:
+            raise BadRequest(f"`{field}`: {_REFUSED_FIELDS[field]}.", param=field)
+        if field not in _TOP_FIELDS:
+            raise BadRequest(f"`{field}` is not a field the gateway knows.", param=field)
+
+
+def _contents(contents: Any) -> list[dict[str, Any]]:
+    if isinstance(contents, dict):
+        contents = [contents]
+    if not isinstance(contents, list) or not contents:
+        raise BadRequest("`contents` must be a non-empty list.", param="contents")
+    for i, content in enumerate(contents):
+        where = f"contents[{i}]"
+        if not isinstance(content, dict):
+            raise BadRequest(f"`{where}` must be an object.", param=where)
+        content = camel_keys(content)
+        contents[i] = content
+        for field in content:
+            if field not in ("role", "parts"):
+                raise BadRequest(f"`{where}.{field}` is not a content field.", param=where)
+        if content.get("role", "user") not in ("user", "model"):
+            raise BadRequest(f"`{where}.role` must be user or model.", param=f"{where}.role")
+        _parts(content.get("parts"), f"{where}.parts")
+    return contents
+
+
+def _parts(parts: Any, where: str, *, text_only: bool = False) -> list[dict[str, Any]]:
+    """The parts, checked, with their keys in camelCase."""
+    if not isinstance(parts, list) or not parts:
+        raise BadRequest(f"`{where}` must be a non-empty list of parts.", param=where)
+    for j, part in enumerate(parts):
+        here = f"{where}[{j}]"
+        if not isinstance(part, dict):
+            raise BadRequest(f"`{here}` must be an object.", param=here)
+        part = camel_keys(part)
+        parts[j] = part
+        kinds = set(part)
+        if kinds == {"text"} and isinstance(part["text"], str):
+            continue
+        if not text_only and kinds == {"inlineData"}:
+            inline_image(part["inlineData"], f"{here}.inlineData")
+            continue
+        raise BadRequest(f"`{here}`: {_why_not(kinds, text_only)}.", param=here)
+    return parts
+
+
+def _why_not(kinds: set[str], text_only: bool) -> str:
+    if kinds & {"functionCall", "functionResponse"}:
+        return ROUTE_HINT
+    if "fileData" in kinds:
+        return "uploaded files cannot reach a panel's seats; send the image bytes as inlineData"
+    if kinds & {"executableCode", "codeExecutionResult"}:
+        return "code execution is a Gemini tool; " + ROUTE_HINT
+    if text_only:
+        return "a system instruction takes only text parts"
+    return "a part must be exactly one of text (a string) or inlineData (an image)"
+
+
+def inline_image(data: Any, where: str) -> None:
+    if not isinstance(data, dict):
+        raise BadRequest(f"`{where}` must be an object.", param=where)
+    data = camel_keys(data)
+    mime, payload = data.get("mimeType"), data.get("data")
+    if not isinstance(mime, str) or not mime.lower().startswith("image/"):
+        raise BadRequest(
+            f"`{where}.mimeType` must be an image type; audio, video and documents cannot "
+            "reach a panel's seats.",
+            param=where,
+        )
+    if not isinstance(payload, str) or not re.fullmatch(r"[A-Za-z0-9+/_-]+=*", payload):
+        raise BadRequest(f"`{where}.data` must be base64.", param=where)
+    if set(data) - {"mimeType", "data"}:
+        raise BadRequest(f"`{where}` takes only mimeType and data.", param=where)
+
+
+def system_text(system: Any) -> str | None:
+    if system is None:
+        return None
+    if isinstance(system, str):
+        return system
+    if not isinstance(system, dict) or set(camel_keys(system)) - {"role", "parts"}:
+        raise BadRequest(
+            "`systemInstruction` must be a content with text parts.", param="systemInstruction"
+        )
+    parts = _parts(system.get("parts"), "systemInstruction.parts", text_only=True)
+    return "\n\n".join(part["text"] for part in parts)
+
+
+def generation_config(given: Any) -> dict[str, Any]:
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise BadRequest("`generationConfig` must be an object.", param="generationConfig")
+    config = {k: v for k, v in camel_keys(given).items() if v is not None}
+    for name in config:
+        if name not in _CONFIG and name not in _CONFIG_ALSO:
+            raise BadRequest(
+                f"`generationConfig.{name}` cannot be passed on to a panel's seats; it takes "
+                f"{', '.join(sorted(_CONFIG))}, candidateCount 1 and a JSON responseMimeType.",
+                param=f"generationConfig.{name}",
+            )
+    if config.get("candidateCount", 1) != 1:
+        raise BadRequest(
+            "`generationConfig.candidateCount` must be 1: a panel's answers come as one "
+            "candidate, side by side.",
+            param="generationConfig.candidateCount",
+        )
+    if config.get("responseMimeType", "text/plain") not in ("text/plain", _JSON):
+        raise BadRequest(
+            "`generationConfig.responseMimeType` must be text/plain or application/json.",
+            param="generationConfig.responseMimeType",
+        )
+    if config.get("responseModalities", ["TEXT"]) not in (["TEXT"], ["text"]):
+        raise BadRequest(
+            "`generationConfig.responseModalities`: a panel answers in text only.",
+            param="generationConfig.responseModalities",
+        )
+    return config

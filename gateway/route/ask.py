@@ -1,0 +1,57 @@
+"""What an agent's turn asks for, in no client's format (`RouteAsk`), and whether a request asks
+for route mode at all (`wanted`): the `:route` suffix, `"bench": {"reply": "route"}`, or a
+collection whose `reply` is route."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.bodies import json_object
+from gateway.config.settings import Config
+
+ROUTE = ":route"
+
+
+@dataclass(frozen=True)
+class RouteAsk:
+    requested_model: str
+    collection: str
+    request: dict[str, Any]  # OpenAI chat kwargs passed on as they are (messages, tools, ...)
+    stream: bool
+    options: dict[str, Any] = field(default_factory=dict)  # the format's own (include_usage)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self.request["messages"]
+        return messages
+
+
+def wanted(model: Any, options: Any, config: Config) -> str | None:
+    """The collection when route mode is asked for (the `:route` suffix, `"bench": {"reply":
+    "route"}`, or a collection whose `reply` is route); else None."""
+    if not isinstance(model, str):
+        return None
+    name = model.removeprefix("bench/")
+    if name.endswith(ROUTE):
+        return name.removesuffix(ROUTE)
+    if isinstance(options, dict) and options.get("reply") == "route":
+        return name
+    found = config.catalog.collection(name)
+    return name if found is not None and found.reply == "route" else None
+
+
+def asked(raw: bytes, path_model: str | None, config: Config) -> tuple[dict[str, Any], str] | None:
+    """(body, collection) when a request body asks for route mode, else None. *path_model*: the
+    model a Gemini path names. The body is parsed here only when it may ask for it (the word
+    `route` is in it, in the path, or some collection routes by default): a panel's body is
+    parsed once, by its format."""
+    if (
+        b"route" not in raw
+        and not config.route_collections
+        and not (path_model is not None and "route" in path_model)
+    ):
+        return None
+    body = json_object(raw)
+    collection = wanted(path_model or body.get("model"), body.get("bench"), config)
+    return None if collection is None else (body, collection)

@@ -1,0 +1,221 @@
+"""The HTTP protocol the gateway is served with: uvicorn's httptools protocol, with each request
+head bounded in size and in time.
+
+uvicorn puts no limit on a request head under httptools: a 50 MB header was read whole (3 s of
+parsing while every other client waited), and 100 connections each holding 2 MB of an unfinished
+head held 170 MB. Nor does it time out a connection that trickles its head or says nothing
+(`timeout_keep_alive` only covers the wait between requests). Here a head over `head_bytes` gets
+a 431 and the connection is closed, and a head not complete within `head_timeout_s` of its first
+byte (or of the connection, for the first request) ends the connection, with a 408 if part of a
+head had come. The work per request is a counter, and a timer armed and cancelled.
+
+A response's writes are also gathered per turn of the event loop (`Gathered`): uvicorn writes
+the status line and headers the moment they are sent, and each body message as it comes, so a
+reply went out as two writes at least, and a route stream's opening as three (headers, the
+role chunk, the first text). Each write wakes the client, and on a busy machine the woken client
+took the core from the gateway before its next write (a route stream's first text came ~0.9 ms
+later for it). What one step of the app sends now leaves as one write.
+
+`serve` (every worker path), `demo` and the tests' servers all use it (`http=` of
+`uvicorn.Config`); `limited()` gives a variant with other limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+HEAD_BYTES = 64 * 1024
+GATHER_BYTES = 64 * 1024  # written at once past this, so flow control still sees a big body
+HEAD_TIMEOUT_S = 10.0
+LINGER_S = 2.0
+# uvicorn.Config(http=...) as a string, for settings that cross into other processes
+PROTOCOL = "gateway.serve.connection:HeadLimitedProtocol"
+
+
+class _HeadTooLarge(Exception):
+    pass
+
+
+def _reply(status: str, message: str, code: str) -> bytes:
+    body = json.dumps(
+        {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": code,
+            }
+        }
+    ).encode()
+    head = (
+        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+class HeadLimitedProtocol(HttpToolsProtocol):
+    head_bytes = HEAD_BYTES
+    head_timeout_s = HEAD_TIMEOUT_S
+
+    @classmethod
+    def limited(
+        cls, *, head_bytes: int = HEAD_BYTES, head_timeout_s: float = HEAD_TIMEOUT_S
+    ) -> type[HeadLimitedProtocol]:
+        """This protocol with other limits (a class of its own, for `http=` in this process)."""
+        return type(
+            cls.__name__, (cls,), {"head_bytes": head_bytes, "head_timeout_s": head_timeout_s}
+        )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._heading = True  # the next bytes read belong to a request head
+        self._head_read = 0  # bytes of the current head read before the read that ends it
+        self._last_read = 0
+        self._counting = False
+        self._over = False
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._done = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._done:
+            return
+        self._counting = self._heading  # the read starts in a head: it counts, unless it ends it
+        self._last_read = len(data)
+        super().data_received(data)
+        if self._counting and not self._done:  # the head is still not complete
+            self._head_read += len(data)
+            if self._head_read > self.head_bytes:
+                self._refuse_head()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a parser error, which is also what a callback's raise becomes."""
+        if self._over:
+            self._refuse_head()
+        else:
+            super().send_400_response(msg)
+
+    # parser callbacks
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._heading = True
+        if self._head_timer is None:
+            self._arm()
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        self._counting = False
+        if (
+            self._head_read + self._last_read > self.head_bytes
+            and self._head_size() > self.head_bytes
+        ):
+            self._over = True
+            raise _HeadTooLarge  # httptools stops parsing; uvicorn calls send_400_response
+        self._heading, self._head_read = False, 0
+        super().on_headers_complete()
+        if self.cycle is not None:  # (its task has not run yet: no write is missed)
+            self.cycle.transport = Gathered(self.transport, self.loop)  # type: ignore[assignment]
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._heading = True
+
+    # the limits
+
+    def _head_size(self) -> int:
+        """The head's size as parsed (only worked out when the reads say it may be over)."""
+        return len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+
+    def _refuse_head(self) -> None:
+        message = f"The request head is over the limit of {self.head_bytes} bytes."
+        self._end(_reply("431 Request Header Fields Too Large", message, "header_too_large"))
+
+    def _arm(self) -> None:
+        self._head_timer = self.loop.call_later(self.head_timeout_s, self._head_timed_out)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.cycle is not None and not self.cycle.response_complete:
+            self._arm()  # a pipelined head waits behind a request still being answered
+            return
+        message = f"The request head was not complete within {self.head_timeout_s:g} s."
+        partial = self._head_read > 0 or self._last_read > 0
+        self._end(_reply("408 Request Timeout", message, "timeout") if partial else b"")
+
+    def _end(self, reply: bytes) -> None:
+        """Answer and close. After an answer the client may still be sending (the rest of a
+        huge head): closing with its bytes unread would reset the connection and could destroy
+        the answer in flight, so the write side is shut first and what comes is read and
+        dropped, for at most LINGER_S."""
+        self._done = True
+        self._disarm()
+        transport = self.transport
+        if transport.is_closing():
+            return
+        if not reply:
+            transport.close()
+            return
+        transport.write(reply)
+        if transport.can_write_eof():
+            transport.write_eof()
+            self.loop.call_later(LINGER_S, transport.close)
+        else:
+            transport.close()
+
+
+class Gathered:
+    """A response's transport whose writes in one turn of the event loop leave as one: the
+    bytes wait for the end of the turn (a callback scheduled with the first), or leave at once
+    past GATHER_BYTES or when the response closes the connection. Only the response cycle
+    writes through it, so nothing else can be written between its bytes."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes] = []
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(data)
+        self._size += len(data)
+        if self._size >= GATHER_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending.clear()
+        self._size = 0
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the transport, as it is
+        return getattr(self._transport, name)

@@ -1,0 +1,157 @@
+"""`serve --workers N`: N gateway processes on one port, each with a listening socket of its own.
+
+Why not uvicorn's own workers: they share one listening socket, and whichever worker wakes first
+accepts every connection waiting, so a burst of panels lands mostly on one process (measured
+here: 1,000 panels at once split about 2:1) while the other core idles. With SO_REUSEPORT each
+worker listens on its own socket and the kernel spreads new connections across them evenly.
+
+The supervisor starts, watches and stops: a worker that dies is started again; SIGTERM or
+SIGINT is passed on to every worker, which drains its running panels (records included) and
+exits; the supervisor exits 0 once they all have. It also makes the board every worker maps
+(gateway/state/board.py), so that cooldowns, rpm caps and rotation hold for the gateway as a whole,
+and removes it at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+import tempfile
+import threading
+from collections.abc import Iterator
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any
+
+from gateway.config.settings import Config
+from gateway.serve import process
+from gateway.state.board import Board
+
+log = logging.getLogger("bench.workers")
+
+
+def supported() -> bool:
+    return hasattr(socket, "SO_REUSEPORT")
+
+
+@contextlib.contextmanager
+def shared_board(size: tuple[int, int]) -> Iterator[Path]:
+    """A new board file of (cells, slots) in a folder only this user can read, removed after;
+    in /dev/shm where there is one, so the kernel never writes its pages back to a disk."""
+    memory = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="bench-gateway-", dir=memory) as folder:
+        path = Path(folder) / "board"
+        Board.create(path, *size)
+        yield path
+
+
+def served_app(config: Config, board: Board | None = None) -> Any:
+    """The app a `serve` process runs: the gateway, its request log, and the collector tuned
+    once its start-up is over (gateway/serve/process.py: the process owner's, not the app's)."""
+    from gateway.access.keys import LOCAL
+    from gateway.app import create_app
+    from gateway.serve.access_log import AccessLog
+
+    app = create_app(config, board=board)
+    app.add_middleware(AccessLog, anonymous="-" if config.gateway.require_keys else LOCAL)
+    return process.AfterStartup(app)
+
+
+def app_for_uvicorn_worker() -> Any:
+    """For `serve --workers N` on uvicorn's own workers (no SO_REUSEPORT): each worker builds
+    its app from BENCH_CONFIG and maps the board named by BENCH_BOARD."""
+    process.own()
+    from gateway.config.settings import load_config
+
+    board = Board.attach(Path(os.environ["BENCH_BOARD"]))
+    return served_app(load_config(os.environ["BENCH_CONFIG"]), board)
+
+
+def run(path: str, host: str, port: int, workers: int, options: dict[str, Any], board: str) -> int:
+    """Supervise *workers* processes serving *path* on one port, sharing *board*."""
+    return _supervise(path, host, port, workers, options, board)
+
+
+def _supervise(
+    path: str, host: str, port: int, workers: int, options: dict[str, Any], board: str
+) -> int:
+    context = multiprocessing.get_context("spawn")  # litellm is imported in the workers only
+    stopping = False
+
+    def stop(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()  # SIGTERM: the worker drains, then exits 0
+
+    def start() -> Any:
+        proc = context.Process(
+            target=serve_one, args=(path, host, port, options, board), daemon=False
+        )
+        proc.start()
+        log.info("Started worker process [%d]", proc.pid)
+        return proc
+
+    procs = [start() for _ in range(workers)]
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while any(proc.is_alive() for proc in procs):  # a killed worker is replaced at once
+        wait([proc.sentinel for proc in procs if proc.is_alive()], timeout=1.0)
+        for i, proc in enumerate(procs):
+            if stopping or proc.is_alive():
+                continue
+            if proc.exitcode > 0:  # it failed (a bad port, a bad config): another would too
+                log.error("worker [%d] failed (exit %d); stopping", proc.pid, proc.exitcode)
+                stop(signal.SIGTERM, None)
+                break
+            log.warning("worker [%d] ended (%d); starting another", proc.pid, proc.exitcode)
+            procs[i] = start()
+    for proc in procs:
+        proc.join()
+    # 1 only if a worker failed; one stopped while still starting ends by the signal itself (it
+    # had nothing to drain), one killed just before the stop was not replaced, and neither failed
+    return 0 if stopping and all(proc.exitcode <= 0 for proc in procs) else 1
+
+
+def serve_one(path: str, host: str, port: int, options: dict[str, Any], board: str) -> None:
+    """One worker: its own socket on the shared port, its own app, store connection and loop;
+    the board is the one all workers share."""
+    process.own()
+    import uvicorn
+
+    from gateway.config.settings import load_config
+    from gateway.serve.server import Server
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    app = served_app(load_config(path), Board.attach(Path(board)))
+    server = Server(uvicorn.Config(app, **options))
+    # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler turns that into
+    # a clean exit 0.
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    _stop_when_orphaned(server)
+    server.run(sockets=[sock])
+
+
+def _stop_when_orphaned(server: Any) -> None:
+    """A supervisor killed outright (SIGKILL, OOM) passes nothing on: its workers would serve
+    on, unwatched, forever. Each worker watches its parent instead and, once it is gone, drains
+    its running panels and exits, as on SIGTERM."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        log.warning("the supervisor is gone; worker [%d] drains and stops", os.getpid())
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()

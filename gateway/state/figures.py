@@ -1,0 +1,216 @@
+"""The live figures routing reads: when each model last sat, how it did, what verdicts it earned.
+
+Loaded from the records when the gateway starts, then kept current as panels are seated, seats
+finish and verdicts arrive, so choosing a panel never reads the store. The figures live on the
+board (gateway/state/board.py), so every worker reads the same ones; seating is marked under the
+board's lock in the same step that chose the panel, which is what makes concurrent panels rotate,
+in one worker or across several.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from types import MappingProxyType
+from typing import Any, TypedDict
+
+from gateway.state.board import Board
+from routing import Evidence, Standing
+from routing.evidence import DECAY, recent_after, recent_from_totals
+
+_LOADED, _LATEST = "ledger:loaded", "ledger:latest"
+LATEST = _LATEST  # the time of the latest seating (a shared state marks seats with it too)
+
+
+class Figures(TypedDict):
+    """One model's live figures, as /bench/models shows them."""
+
+    seated: int
+    answered: int
+    useful: int
+    judged: int
+    last_seated: float | None
+
+
+class Ledger:
+    def __init__(
+        self,
+        board: Board,
+        aliases: Iterable[str],
+        shapes: Iterable[str],
+        journal: list[list[Any]] | None = None,
+    ) -> None:
+        self.board = board
+        self.aliases = tuple(aliases)
+        self.shapes = frozenset(shapes)
+        # A shared live state (gateway/state) sends these changes on; None: the board is all.
+        self.journal = journal
+
+    @property
+    def loaded(self) -> bool:
+        return self.board.numbers(_LOADED)[0] == 1.0
+
+    def load(self, standings: dict[str, Any], windows: dict[str, int]) -> None:
+        """Take the figures from the records, unless another worker already has. (Only models and
+        shapes the config still names: routing asks about no others, and the board is sized for
+        the config.)"""
+        board = self.board
+        known = set(self.aliases)
+        with board.locked():
+            if self.loaded:
+                return
+            latest = 0.0
+            for row in standings.get("seats", ()):
+                last = row["last_seated"]
+                latest = max(latest, last or 0.0)
+                if row["alias"] not in known:
+                    continue
+                board.write(_seated(row["alias"]), row["seated"] or 0, last or 0.0)
+                board.write(_answered(row["alias"]), row["answered"] or 0)
+            board.write(_LATEST, latest)
+            for row in standings.get("verdicts", ()):
+                if row["alias"] not in known:
+                    continue
+                useful, judged = row["useful"] or 0, row["judged"] or 0
+                if row["shape"] in self.shapes:
+                    board.add(_verdicts(row["alias"], row["shape"]), useful, judged)
+                    recent = _recent(row["alias"], row["shape"])
+                    board.write(
+                        recent,
+                        *recent_from_totals(
+                            *map(int, board.numbers(_verdicts(row["alias"], row["shape"])))
+                        ),
+                    )
+                board.add(_verdicts(row["alias"]), useful, judged)
+            for alias, window in windows.items():
+                if alias in known:
+                    board.write(_window(alias), window)
+            board.write(_LOADED, 1.0)
+
+    def seated(self, alias: str, now: float) -> float:
+        """Mark a model seated; times are made strictly increasing so the order of seating is kept
+        even when the clock has not moved between two panels."""
+        if self.journal is not None:
+            self.journal.append(seated_op([alias], now))
+        return self.mark(alias, now)
+
+    def mark(self, alias: str, now: float) -> float:
+        """`seated` on the board alone (a shared state sends the mark itself)."""
+        with self.board.locked():
+            at = max(now, self.board.numbers(_LATEST)[0] + 1e-6)
+            self.board.write(_LATEST, at)
+            self.board.write(_seated(alias), self.board.numbers(_seated(alias))[0] + 1, at)
+        return at
+
+    def learn_window(self, alias: str, window: int) -> bool:
+        """Remember a provider's stated context window; it only ever goes down."""
+        if self.journal is not None:
+            self.journal.append(["lower", _window(alias), window])
+        with self.board.locked():
+            known = self.board.numbers(_window(alias))[0]
+            if known and known <= window:
+                return False
+            self.board.write(_window(alias), window)
+        return True
+
+    def useful_on(self, alias: str, shape: str) -> int:
+        return int(self.board.numbers(_verdicts(alias, shape))[0])
+
+    def answered(self, alias: str) -> None:
+        self.board.add(_answered(alias), 1)
+        if self.journal is not None:
+            self.journal.append(["add", _answered(alias), 1, 0])
+
+    def verdict(self, alias: str, shape: str, useful: bool, previous: bool | None) -> None:
+        """Count a verdict, replacing the call's previous one (None: it had none). The recent
+        figures weigh a new verdict fully and older ones a little less each time; a replaced
+        verdict is corrected where it stands."""
+        useful_change = (1 if useful else 0) - (1 if previous else 0)
+        judged_change = 1 if previous is None else 0
+        if self.journal is not None:
+            cells = [_verdicts(alias, shape), _verdicts(alias), _recent(alias, shape)]
+            replaced = previous is not None
+            self.journal.append(
+                ["verdict", *cells, useful_change, judged_change, useful, replaced, DECAY]
+            )
+        with self.board.locked():
+            for cell in (_verdicts(alias, shape), _verdicts(alias)):
+                self.board.add(cell, useful_change, judged_change)
+            recent = self.board.numbers(_recent(alias, shape))
+            if previous is None:
+                self.board.write(_recent(alias, shape), *recent_after(recent, useful))
+            else:
+                fixed = min(max(recent[0] + useful_change, 0.0), recent[1])
+                self.board.write(_recent(alias, shape), fixed, recent[1])
+
+    def evidence(
+        self,
+        cooling: dict[str, float],
+        shape: str,
+        scarce: frozenset[str] = frozenset(),
+        aliases: Iterable[str] | None = None,
+    ) -> Evidence:
+        """Every model's standing (or only *aliases*'), with its verdicts on *shape* (the one
+        routing asks about); *scarce*: models whose provider said few requests remain."""
+        standings = {}
+        with self.board.locked():
+            for alias in self.aliases if aliases is None else aliases:
+                seated, last = self.board.numbers(_seated(alias))
+                useful, judged = self.board.numbers(_verdicts(alias, shape))
+                recent = self.board.numbers(_recent(alias, shape))
+                window = self.board.numbers(_window(alias))[0]
+                standings[alias] = Standing(
+                    last_seated=last if seated else None,
+                    seated=int(seated),
+                    useful=MappingProxyType({shape: int(useful)}),
+                    judged=MappingProxyType({shape: int(judged)}),
+                    cooling_until=cooling.get(alias),
+                    window=int(window) if window else None,
+                    recent=MappingProxyType({shape: recent}),
+                    scarce=alias in scarce,
+                )
+        return Evidence(MappingProxyType(standings))
+
+    def row(self, alias: str) -> Figures:
+        with self.board.locked():
+            seated, last = self.board.numbers(_seated(alias))
+            useful, judged = self.board.numbers(_verdicts(alias))
+            answered = self.board.numbers(_answered(alias))[0]
+        return {
+            "seated": int(seated),
+            "answered": int(answered),
+            "useful": int(useful),
+            "judged": int(judged),
+            "last_seated": float(last) if seated else None,
+        }
+
+
+def seated_op(aliases: list[str], now: float) -> list[Any]:
+    """The shared state's operation for `seated` (gateway/state/live.lua)."""
+    return ["seated", _LATEST, [_seated(a) for a in aliases], now]
+
+
+def seated_cell(alias: str) -> str:
+    return _seated(alias)
+
+
+def _seated(alias: str) -> str:
+    return f"seated:{alias}"  # (count, last seated)
+
+
+def _answered(alias: str) -> str:
+    return f"answered:{alias}"
+
+
+def _verdicts(alias: str, shape: str | None = None) -> str:
+    """(useful, judged) on one shape, or on every shape together. (Aliases and shapes may hold
+    any printable character, so a control character keeps the two apart.)"""
+    return f"verdicts:{alias}" if shape is None else f"verdicts:{alias}\x1f{shape}"
+
+
+def _recent(alias: str, shape: str) -> str:
+    """(useful, judged) on one shape, each verdict weighing a little less than the next."""
+    return f"recent:{alias}\x1f{shape}"
+
+
+def _window(alias: str) -> str:
+    return f"window:{alias}"

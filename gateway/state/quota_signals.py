@@ -1,0 +1,361 @@
+"""What providers say about their limits, read from response headers and error messages.
+
+Why a module of its own: free tiers are limited per day as much as per minute, and the only
+reliable word on when a limit resets is the provider's own, in one of a dozen spellings. Reading
+them is pure (text and a clock in, facts out), so every form is tested in a plain table, and the
+rate limits (gateway/state/limits.py) only decide what to do with the facts.
+
+Forms read:
+- `Retry-After` (seconds or an HTTP date), `retry-after-ms`;
+- `X-RateLimit-Reset` (epoch seconds, epoch milliseconds, or seconds from now);
+- `x-ratelimit-reset-requests` / `-tokens` (durations: `45s`, `2m59.56s`, `1h`, `500ms`);
+- `x-ratelimit-remaining[-requests|-tokens]`, `x-ratelimit-limit[-requests]`;
+- the IETF draft's `RateLimit-Limit/-Remaining/-Reset`, `RateLimit: limit=10, remaining=0,
+  reset=30`, `RateLimit: "default";r=0;t=30` and `RateLimit-Policy: 100;w=86400`;
+- a message that names a daily or monthly limit (per day, daily, RPD, quota, credits, per month),
+  and a wait or reset stated in the message itself ("try again in 2m3s", a reset in its body).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+Period = Literal["day", "month"]
+DAY_S = 86400.0
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)", re.IGNORECASE)
+_NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
+_MONTHLY = re.compile(r"per[\s_-]?month|monthly|month(?:ly)?[\s_-](?:limit|quota|cap)", re.I)
+_DAILY = re.compile(r"per[\s_-]?day|daily|\brpd\b", re.I)
+_QUOTA = re.compile(r"quota|credits?\b", re.I)  # a daily limit, unless a minute is named
+_MINUTE = re.compile(r"per[\s_-]?minute|\brpm\b|\btpm\b", re.I)
+_BODY_WAIT = re.compile(
+    r"(?:try again|retry)(?: after| in)?\s+((?:\d+(?:\.\d+)?\s*(?:ms|h|m|s)\s*)+"
+    r"|\d+(?:\.\d+)?\s*(?:seconds?|secs?|minutes?|mins?|hours?)\b)",
+    re.IGNORECASE,
+)
+_BODY_RESET = re.compile(r"x-ratelimit-reset[\"']?\s*[:=]\s*[\"']?(\d+(?:\.\d+)?)", re.I)
+_WRAPPING = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+")
+# every header read below starts with one of these
+_STATING = ("x-ratelimit", "ratelimit", "retry-after")
+_WORDS = {"second": 1.0, "sec": 1.0, "minute": 60.0, "min": 60.0, "hour": 3600.0}
+
+
+@dataclass(frozen=True)
+class Stated:
+    """What one reply's headers said. Times are absolute (the caller's clock)."""
+
+    retry_at: float | None = None  # Retry-After / retry-after-ms
+    resets: tuple[tuple[str, float, bool], ...] = ()  # (header, when, exhausted)
+    remaining: int | None = None  # requests left in the window
+    limit: int | None = None  # requests allowed in the window
+    window_s: float | None = None  # the policy's window, when stated
+
+    @property
+    def requests_reset(self) -> tuple[str, float] | None:
+        """When the requests limit resets: the requests-specific header first."""
+        order = ("x-ratelimit-reset-requests", "x-ratelimit-reset", "ratelimit", "ratelimit-reset")
+        for wanted in order:
+            for name, when, _ in self.resets:
+                if name == wanted:
+                    return name, when
+        return None
+
+    def wait_until(self) -> tuple[str, float] | None:
+        """When a 429 carrying these headers ends: Retry-After; else the latest reset of a limit
+        that is spent; else the earliest reset stated."""
+        if self.retry_at is not None:
+            return "Retry-After", self.retry_at
+        spent = [(when, name) for name, when, exhausted in self.resets if exhausted]
+        if spent:
+            when, name = max(spent)
+            return name, when
+        if self.resets:
+            name, when, _ = min(self.resets, key=lambda r: r[1])
+            return name, when
+        return None
+
+
+_NOTHING = Stated()
+
+
+@dataclass(frozen=True)
+class Learned:
+    """A cooldown learned from a provider: until when, why, from where (header, body, config),
+    and whether `cooldown_max_s` may shorten it (ordinary waits only)."""
+
+    until: float | None  # None: the provider named no time; the default cooldown applies
+    why: str
+    source: str
+    capped: bool = True
+
+
+def duration(text: str) -> float | None:
+    """`45s`, `2m59.56s`, `1h`, `500ms`, `1h2m`, or plain seconds; None if unreadable."""
+    text = text.strip()
+    if _NUMBER.match(text):
+        return max(0.0, float(text))
+    parts = _DURATION.findall(text)
+    if not parts or _DURATION.sub("", text).strip():
+        return None
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(value) * scale[unit.lower()] for value, unit in parts)
+
+
+def reset_time(text: str, now: float) -> float | None:
+    """`X-RateLimit-Reset`: epoch milliseconds, epoch seconds, seconds from now, or a duration."""
+    text = text.strip()
+    if _NUMBER.match(text):
+        value = float(text)
+        if value > 1e11:
+            return value / 1000.0
+        if value > 1e9:
+            return value
+        return now + max(0.0, value)
+    wait = duration(text)
+    return None if wait is None else now + wait
+
+
+def read_headers(headers: Mapping[str, str], now: float) -> Stated:
+    """The limits a reply's headers state (names in any case)."""
+    h = {str(k).lower(): str(v) for k, v in headers.items()}
+    if not any(name.startswith(_STATING) for name in h):
+        return _NOTHING  # a reply stating no limit (a local server's) is read no further
+    retry_at = _retry_at(h, now)
+    resets: list[tuple[str, float, bool]] = []
+    remaining = _int(h.get("x-ratelimit-remaining-requests"))
+    if remaining is None:
+        remaining = _int(h.get("x-ratelimit-remaining"))
+    limit = _int(h.get("x-ratelimit-limit-requests")) or _int(h.get("x-ratelimit-limit"))
+    tokens_left = _int(h.get("x-ratelimit-remaining-tokens"))
+    for name, left, read in (
+        ("x-ratelimit-reset-requests", remaining, duration),
+        ("x-ratelimit-reset-tokens", tokens_left, duration),
+    ):
+        if name in h and (wait := read(h[name])) is not None:
+            resets.append((name, now + wait, left == 0))
+    if "x-ratelimit-reset" in h and (when := reset_time(h["x-ratelimit-reset"], now)) is not None:
+        resets.append(("x-ratelimit-reset", when, remaining == 0))
+    ietf = _ietf(h)
+    if ietf.remaining is not None and remaining is None:
+        remaining = ietf.remaining
+    if ietf.limit is not None and limit is None:
+        limit = ietf.limit
+    if ietf.reset is not None:
+        resets.append((ietf.name, now + ietf.reset, ietf.remaining == 0))
+    return Stated(retry_at, tuple(resets), remaining, limit, ietf.window)
+
+
+def period_named(message: str) -> Period | None:
+    """A message naming a daily or monthly limit: month, if a month is named, else day."""
+    if _MONTHLY.search(message):
+        return "month"
+    if _DAILY.search(message) or (_QUOTA.search(message) and not _MINUTE.search(message)):
+        return "day"
+    return None
+
+
+def body_wait(message: str, now: float) -> float | None:
+    """A time the message itself states: "try again in 2m3s", or a reset its body carries."""
+    found = _BODY_WAIT.search(message)
+    if found:
+        text = found.group(1).strip()
+        word = re.match(r"(\d+(?:\.\d+)?)\s*([a-z]+)", text, re.I)
+        if word and word.group(2).lower().rstrip("s") in _WORDS:
+            return now + float(word.group(1)) * _WORDS[word.group(2).lower().rstrip("s")]
+        wait = duration(text.replace(" ", ""))
+        if wait is not None:
+            return now + wait
+    reset = _BODY_RESET.search(message)
+    return reset_time(reset.group(1), now) if reset else None
+
+
+def boundary(now: float, time_zone: str, period: Period = "day") -> float:
+    """The next midnight (day) or first of the month (month) in *time_zone*, as epoch seconds."""
+    zone = ZoneInfo(time_zone)
+    local = datetime.fromtimestamp(now, zone)
+    if period == "day":
+        start = datetime(local.year, local.month, local.day, tzinfo=zone) + timedelta(days=1)
+        start = datetime(start.year, start.month, start.day, tzinfo=zone)  # across a DST change
+    else:
+        year, month = (local.year + 1, 1) if local.month == 12 else (local.year, local.month + 1)
+        start = datetime(year, month, 1, tzinfo=zone)
+    return start.timestamp()
+
+
+def day_of(now: float, time_zone: str) -> int:
+    """The calendar day of *now* in *time_zone*, as a proleptic ordinal."""
+    return datetime.fromtimestamp(now, ZoneInfo(time_zone)).date().toordinal()
+
+
+def day_start(now: float, time_zone: str) -> float:
+    zone = ZoneInfo(time_zone)
+    local = datetime.fromtimestamp(now, zone)
+    return datetime(local.year, local.month, local.day, tzinfo=zone).timestamp()
+
+
+def month_span(year: int, month: int, time_zone: str) -> tuple[float, float]:
+    """[start, end) of a calendar month in *time_zone*, as epoch seconds."""
+    zone = ZoneInfo(time_zone)
+    start = datetime(year, month, 1, tzinfo=zone)
+    return start.timestamp(), boundary(start.timestamp(), time_zone, "month")
+
+
+def after_429(message: str, headers: Mapping[str, str], now: float, time_zone: str) -> Learned:
+    """How long a 429 cools its model. A message naming a daily or monthly limit cools until
+    the stated reset, else the next day (month) boundary, never for a default minute; any other
+    429 cools for what the headers or the message state, capped by the caller."""
+    stated = read_headers(headers, now)
+    period = period_named(message)
+    if period is None and stated.window_s is not None and stated.window_s >= DAY_S:
+        period = "day" if stated.window_s < 28 * DAY_S else "month"
+    when = stated.wait_until()
+    source = f"header {when[0]}" if when else None
+    if when is None and (in_body := body_wait(message, now)) is not None:
+        when, source = ("message", in_body), "body"
+    if period is not None:
+        named = f"{'daily' if period == 'day' else 'monthly'} limit ({_excerpt(message)})"
+        if when is not None and when[1] > now:
+            return Learned(when[1], f"{named}; until the stated reset", source or "", False)
+        until = boundary(now, time_zone, period)
+        why = f"{named}; until the next {period} ({time_zone})"
+        return Learned(until, why, "body", False)
+    if when is not None:
+        return Learned(max(now, when[1]), "rate limited (429)", source or "", True)
+    return Learned(None, "rate limited (429)", "default", True)
+
+
+def after_success(headers: Mapping[str, str], now: float, default_s: float) -> Learned | None:
+    """A success that says no requests remain cools the model until the reset, before the next
+    call meets a 429 (no reset stated: the default cooldown)."""
+    stated = read_headers(headers, now)
+    if stated.remaining is None or stated.remaining > 0:
+        return None
+    reset = stated.requests_reset
+    daily = stated.window_s is not None and stated.window_s >= DAY_S
+    if reset is None:
+        return Learned(now + default_s, "no requests remaining (header)", "header", True)
+    return Learned(
+        reset[1], f"no requests remaining until the reset ({reset[0]})", f"header {reset[0]}",
+        not daily,
+    )  # fmt: skip
+
+
+def scarce(stated: Stated) -> bool:
+    """Few requests left in the window: at most 2, or a tenth of the limit."""
+    left = stated.remaining
+    if left is None:
+        return False
+    return left <= 2 or (stated.limit is not None and left <= stated.limit / 10)
+
+
+@dataclass(frozen=True)
+class _Ietf:
+    name: str = "ratelimit"
+    limit: int | None = None
+    remaining: int | None = None
+    reset: float | None = None
+    window: float | None = None
+
+
+def _ietf(h: dict[str, str]) -> _Ietf:
+    """The IETF draft's headers, in their three generations (separate fields, `limit=, remaining=,
+    reset=`, and named policies `"p";r=0;t=30`). Of several policies, the one spent or closest."""
+    window = None
+    policy = h.get("ratelimit-policy")
+    if policy:
+        windows = [float(w) for w in re.findall(r"\bw=(\d+(?:\.\d+)?)", policy)]
+        window = max(windows) if windows else None
+    if "ratelimit" in h:
+        best: _Ietf | None = None
+        for item in _items(h["ratelimit"]):
+            found = _Ietf(
+                "ratelimit",
+                _int(item.get("limit", item.get("q"))),
+                _int(item.get("remaining", item.get("r"))),
+                _duration(item.get("reset", item.get("t"))),
+                window,
+            )
+            if best is None or _tighter(found, best):
+                best = found
+        if best is not None:
+            return best
+    reset = h.get("ratelimit-reset")
+    return _Ietf(
+        "ratelimit-reset",
+        _int(h.get("ratelimit-limit")),
+        _int(h.get("ratelimit-remaining")),
+        _duration(reset),
+        window,
+    )
+
+
+def _duration(value: str | None) -> float | None:
+    return None if value is None else duration(value)
+
+
+def _items(value: str) -> list[dict[str, str]]:
+    """`limit=10, remaining=0, reset=30` is one item; `"a";r=0;t=3, "b";r=5;t=60` is two."""
+    if ";" not in value:
+        return [_params(value.split(","))]
+    return [_params(part.split(";")) for part in value.split(",")]
+
+
+def _params(parts: list[str]) -> dict[str, str]:
+    found = {}
+    for part in parts:
+        key, _, value = part.strip().partition("=")
+        if value:
+            found[key.strip().lower()] = value.strip().strip('"')
+    return found
+
+
+def _tighter(a: _Ietf, b: _Ietf) -> bool:
+    if (a.remaining == 0) != (b.remaining == 0):
+        return a.remaining == 0
+    if a.remaining == 0:
+        return (a.reset or 0) > (b.reset or 0)
+    return (a.remaining if a.remaining is not None else 1 << 30) < (
+        b.remaining if b.remaining is not None else 1 << 30
+    )
+
+
+def _retry_at(h: dict[str, str], now: float) -> float | None:
+    if "retry-after-ms" in h:
+        try:
+            return now + max(0.0, float(h["retry-after-ms"]) / 1000.0)
+        except ValueError:
+            pass
+    value = h.get("retry-after")
+    if value is None:
+        return None
+    if _NUMBER.match(value):
+        return now + max(0.0, float(value))
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(now, when.timestamp())
+
+
+def _int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(float(value.strip()))
+    except ValueError:
+        return None
+
+
+def _excerpt(message: str) -> str:
+    """The provider's own words, without the exception names litellm puts before them."""
+    text = _WRAPPING.sub("", " ".join(message.split()))
+    return text if len(text) <= 60 else text[:57] + "..."
