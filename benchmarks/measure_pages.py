@@ -30,12 +30,9 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from gateway.app import create_app  # noqa: E402
 from gateway.config.settings import parse_config  # noqa: E402
-from gateway.store import (  # noqa: E402
-    CALL_FIELDS,
-    PANEL_FIELDS,
-    SqliteStore,
-    pages,  # noqa: E402
-)
+from gateway.store import pages  # noqa: E402
+from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS  # noqa: E402
+from gateway.store.sqlite import SqliteStore  # noqa: E402
 
 SEATS = 5
 ALIASES = ("m1", "m2", "m3", "m4", "m5")

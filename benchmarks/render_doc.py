@@ -221,7 +221,8 @@ FAST = [
     "handler at INFO on the root logger, so litellm logged two lines for every call, one rendered "
     "through rich; the root logger is now left as the process owner set it (route turns: gateway "
     "CPU per turn 1.37× a bare litellm call before, 1.16× after).",
-    "- **Route streams through one reader task** (`gateway/route/keepalive.py`): the keep-alive wait "
+    "- **Route streams through one reader task** (`gateway/route/keepalive.py`): the keep-alive "
+    "wait "
     "reads the member's chunks in one task per stream and hands each to the reply as it comes, "
     "instead of a task, a timer and an `asyncio.wait` per chunk.",
     "- **Start-up objects frozen** for the GC (`gc.freeze()` after warm-up): a full collection "

@@ -27,15 +27,16 @@ from gateway.access.guard import Guard
 from gateway.access.sessions import Access
 from gateway.config.settings import Config
 from gateway.dashboard import page as dashboard
-from gateway.endpoints import ROUTES as API_ROUTES
+from gateway.endpoints.routes import ROUTES as API_ROUTES
 from gateway.errors import BadRequest, GatewayError, NotFound, RecordsUnavailable
-from gateway.formats import error_renderer_for
+from gateway.formats.by_path import error_renderer_for
 from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
 from gateway.runtime import Runtime, UpstreamCall
 from gateway.state import quota_signals
 from gateway.state.board import Board
-from gateway.store import RecordStore, open_store
+from gateway.store.interface import RecordStore
+from gateway.store.open import open_store
 from gateway.upstream import relay
 
 log = logging.getLogger("bench.app")
@@ -49,7 +50,8 @@ def create_app(
     clock: Callable[[], float] | None = None,
     board: Board | None = None,
 ) -> Starlette:
-    """*board*: the one a gateway's workers share (gateway/serve/workers.py); else one of its own."""
+    """*board*: the one a gateway's workers share (gateway/serve/workers.py); else one of its
+    own."""
     way_out = upstream.Upstream() if call_upstream is None else None
     health = Health()
     if store is None:

@@ -16,14 +16,14 @@ from gateway.access.keys import Keys
 from gateway.bodies import BodyReader
 from gateway.config.settings import Config
 from gateway.health import Health
-from gateway.state import LiveState
 from gateway.state.admission import Admission
 from gateway.state.board import Board
 from gateway.state.conversations import Conversations
 from gateway.state.figures import Ledger
 from gateway.state.limits import RateLimits
+from gateway.state.live import LiveState
 from gateway.state.local import LocalState
-from gateway.store import RecordStore
+from gateway.store.interface import RecordStore
 
 # (litellm params, messages, sampling, timeout, stream=) -> upstream.Answer
 UpstreamCall = Callable[..., Awaitable[Any]]

@@ -15,7 +15,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from gateway.formats import error_renderer_for, format_of_path
+from gateway.formats.by_path import error_renderer_for, format_of_path
 
 PROMPT = [{"role": "user", "content": "spend my quota"}]
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.access.keys import key_record, new_key
-from gateway.store import open_store
+from gateway.store.open import open_store
 from tests.conftest import bench_raw, seeing_raw, served
 from tests.test_format_ollama import streamed_in_finish_order
 

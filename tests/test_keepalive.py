@@ -1,5 +1,5 @@
-"""gateway/route/keepalive.py: a stream's items as they come, a Quiet while none comes, nothing lost,
-and the source closed when the consumer stops. Sources here are driven by events, so no test
+"""gateway/route/keepalive.py: a stream's items as they come, a Quiet while none comes, nothing
+lost, and the source closed when the consumer stops. Sources here are driven by events, so no test
 waits on a wall-clock margin: a silent source stays silent until the test has seen a Quiet."""
 
 from __future__ import annotations
@@ -136,8 +136,8 @@ def test_a_consumer_that_does_not_read_holds_the_source_back():
 
 def test_items_in_hand_come_without_a_turn_of_the_loop():
     """Route mode's held chunks follow the response's headers in the same step, so they leave
-    in one write (gateway/serve/connection.py): a callback scheduled before they are taken has not run
-    by the time the last of them is out."""
+    in one write (gateway/serve/connection.py): a callback scheduled before they are taken has
+    not run by the time the last of them is out."""
 
     async def main():
         source = Source(["held", "first text", "later"], gate_before=2)

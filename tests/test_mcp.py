@@ -17,7 +17,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.access.keys import key_record, new_key
-from gateway.store import open_store
+from gateway.store.open import open_store
 from tests.conftest import bench_raw, served
 
 ROOT = Path(__file__).parents[1]

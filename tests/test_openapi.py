@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 from starlette.routing import Route
 
-from gateway.endpoints import ROUTES
+from gateway.endpoints.routes import ROUTES
 from tests.conftest import served
 
 

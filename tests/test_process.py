@@ -1,4 +1,5 @@
-"""Process-wide settings belong to the process owner (gateway/serve/process.py), never to the app."""
+"""Process-wide settings belong to the process owner (gateway/serve/process.py), never to the
+app."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ import yaml
 from gateway.access.keys import key_record, new_key
 from gateway.config.settings import parse_config
 from gateway.serve.server import free_port
-from gateway.store import open_store
+from gateway.store.open import open_store
 from tests.clocks import wait_until
 from tests.programs import end
 from tests.test_crash import bench_gateway

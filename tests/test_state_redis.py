@@ -22,7 +22,7 @@ from gateway.access.keys import EVERYONE
 from gateway.config.settings import parse_config
 from gateway.runtime import Runtime
 from gateway.state.limits import Permit, Refused
-from gateway.store import open_store
+from gateway.store.open import open_store
 from routing import Ask as RoutingAsk
 from routing import Evidence, Panel, choose_panel
 from tests.clocks import ManualClock

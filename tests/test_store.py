@@ -9,8 +9,8 @@ import sqlite3
 import psycopg
 import pytest
 
-from gateway.store import SqliteStore
 from gateway.store.postgres import PostgresStore
+from gateway.store.sqlite import SqliteStore
 
 
 def panel(i: int) -> dict:

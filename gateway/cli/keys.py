@@ -12,7 +12,8 @@ from argparse import Namespace
 
 from gateway.access.keys import KEY_NAME, LOCAL, key_record, new_key
 from gateway.config.settings import Config
-from gateway.store import RecordStore, open_store
+from gateway.store.interface import RecordStore
+from gateway.store.open import open_store
 
 
 def run_keys(config: Config, args: Namespace) -> int:

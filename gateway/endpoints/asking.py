@@ -16,7 +16,8 @@ from gateway.endpoints.common import read_body, runtime_of
 from gateway.endpoints.panels import ask_panel
 from gateway.endpoints.turns import take_turn
 from gateway.errors import GatewayError
-from gateway.formats import Format, anthropic, chat, completions, gemini, ollama, responses
+from gateway.formats import anthropic, chat, completions, gemini, ollama, responses
+from gateway.formats.format import Format
 from gateway.route.ask import asked
 
 # -- the routes -------------------------------------------------------------------------------

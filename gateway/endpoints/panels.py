@@ -7,7 +7,7 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from gateway.access.keys import Client
-from gateway.formats import Format
+from gateway.formats.format import Format
 from gateway.panel.run import PanelRun
 from gateway.panel.seating import start_panel
 from gateway.runtime import Runtime

@@ -9,7 +9,7 @@ from typing import Any
 from starlette.responses import Response
 
 from gateway.access.keys import Client
-from gateway.formats import Format
+from gateway.formats.format import Format
 from gateway.route.start import start_turn
 from gateway.runtime import Runtime
 from gateway.state.admission import Ticket

@@ -4,7 +4,8 @@ The request carries the gateway key (`Authorization: Bearer` or `x-api-key`) lik
 it is checked before the MCP SDK sees the request (401 as any route). The transport runs
 stateless: every request stands alone and is checked on its own, so no session can outlive its
 key's revocation, and any of a gateway's workers serves any request. A tool call seats its
-panel through gateway/panel/seating.py, the path every route takes: the same admission, scope and rpm.
+panel through gateway/panel/seating.py, the path every route takes: the same admission, scope
+and rpm.
 
 DNS rebinding: the gateway's guard checks Host and Origin first; the SDK's own check stays on,
 given the same names (loopback on any port, since the guard pins the bound port already;

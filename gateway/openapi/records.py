@@ -14,7 +14,7 @@ from gateway.openapi.common import (
     query,
     ref,
 )
-from gateway.store import CALL_FIELDS, PANEL_FIELDS
+from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 
 VERDICT: Schema = {
     "type": "object",

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from gateway.errors import BadRequest
 from gateway.state import quota_signals
-from gateway.store import RecordStore
+from gateway.store.interface import RecordStore
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 SUMMED = ("calls", "tokens_in", "tokens_out", "errors")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.access.keys import Client
-from gateway.state import Choose, Seating
 from gateway.state.board import Board
 from gateway.state.conversations import Conversations, Key, Turn
 from gateway.state.figures import Ledger
 from gateway.state.limits import Permit, RateLimits, Refused
+from gateway.state.live import Choose, Seating
 
 
 class LocalState:

@@ -27,7 +27,7 @@ from gateway.access.keys import Client, Keys, key_ring, over_rpm
 from gateway.config.settings import Config
 from gateway.errors import GatewayError
 from gateway.health import Health
-from gateway.state import Choose, Seating, quota_signals
+from gateway.state import quota_signals
 from gateway.state.board import Board
 from gateway.state.chairs import as_seated, explorer, family, with_explorers
 from gateway.state.conversations import (
@@ -48,6 +48,7 @@ from gateway.state.limits import (
     cool_cell,
     cooling_for,
 )
+from gateway.state.live import Choose, Seating
 from gateway.state.local import LocalState
 from gateway.state.redis_link import COUNTS, Down, RedisLink, log
 from routing import Panel, Seat

@@ -17,8 +17,8 @@ from typing import Any
 
 import psycopg
 
-from gateway.store import POSTGRES_SCHEMES
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
+from gateway.store.open import POSTGRES_SCHEMES
 from gateway.store.pg_writes import insert_sql
 from gateway.store.postgres import PostgresStore
 
