@@ -125,8 +125,14 @@ def config(path: Path):
     )
 
 
-async def _never(*args, **kwargs):
-    raise RuntimeError("the benchmark asks no model")
+class _Never:
+    """The way out of a gateway that asks no model."""
+
+    async def call(self, *args, **kwargs):
+        raise RuntimeError("the benchmark asks no model")
+
+    async def open_turn(self, *args, **kwargs):
+        raise RuntimeError("the benchmark asks no model")
 
 
 def timed(client: TestClient, url: str, runs: int) -> list[float]:
@@ -150,7 +156,7 @@ def main() -> int:
         path = args.store or Path(scratch) / "pages.db"
         if not path.exists():
             fill(path, args.seats)
-        app = create_app(config(path), call_upstream=_never)
+        app = create_app(config(path), upstream=_Never())
         origin = "http://127.0.0.1:8123"
         with TestClient(app, base_url=origin, client=("127.0.0.1", 50000)) as client:
             deep = client.get("/bench/panels", params={"limit": 1}).json()["panels"][0]["id"]

@@ -259,13 +259,13 @@ async def bare_main(api_base: str, as_gateway: bool) -> None:
     request = {"messages": MESSAGES}
     if as_gateway:  # the gateway's own way to litellm, with nothing of the gateway around it
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from gateway.upstream.seam import Upstream
+        from gateway.upstream.seam import LitellmUpstream
 
-        upstream = Upstream()
+        upstream = LitellmUpstream()
         await upstream.open([params["model"]])
 
         async def call(stream: bool) -> Any:
-            return await upstream.relay(params, request, 30, stream=stream)
+            return await upstream.open_turn(params, request, 30, stream=stream)
     else:
 
         async def call(stream: bool) -> Any:

@@ -111,7 +111,7 @@ async def per_chunk(sim_url: str, calls: int, runs: int) -> dict[str, Any]:
 
     params = {"model": "openai/chunky", "api_base": f"{sim_url}/v1", "api_key": "sim-key"}
     messages = [{"role": "user", "content": "Stream it."}]
-    seam = seam_module.Upstream()
+    seam = seam_module.LitellmUpstream()
     await seam.open([params["model"]])
 
     async def ours() -> int:

@@ -22,7 +22,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from gateway import upstream
 from gateway.access.guard import Guard
 from gateway.access.sessions import Access
 from gateway.config.settings import Config
@@ -32,12 +31,12 @@ from gateway.errors import BadRequest, GatewayError, NotFound, RecordsUnavailabl
 from gateway.formats.by_path import error_renderer_for
 from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
-from gateway.runtime import Runtime, UpstreamCall
+from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.state.board import Board
 from gateway.store.interface import RecordStore
 from gateway.store.open import open_store
-from gateway.upstream import relay
+from gateway.upstream.seam import LitellmUpstream, Upstream
 
 log = logging.getLogger("bench.app")
 
@@ -46,13 +45,14 @@ def create_app(
     config: Config,
     *,
     store: RecordStore | None = None,
-    call_upstream: UpstreamCall | None = None,
+    upstream: Upstream | None = None,
     clock: Callable[[], float] | None = None,
     board: Board | None = None,
 ) -> Starlette:
-    """*board*: the one a gateway's workers share (gateway/serve/workers.py); else one of its
-    own."""
-    way_out = upstream.Upstream() if call_upstream is None else None
+    """*upstream*: the way out to the providers; litellm's own (opened and closed with the app)
+    if none is given. *board*: the one a gateway's workers share (gateway/serve/workers.py);
+    else one of its own."""
+    way_out = LitellmUpstream() if upstream is None else None
     health = Health()
     if store is None:
         store = open_store(
@@ -64,10 +64,9 @@ def create_app(
     runtime = Runtime(
         config=config,
         store=store,
-        call_upstream=call_upstream or cast(upstream.Upstream, way_out).call,
+        upstream=upstream or cast(LitellmUpstream, way_out),
         clock=clock or time.time,
         board=board,
-        open_turn=way_out.relay if way_out is not None else relay.open_turn,
         health=health,
     )
 

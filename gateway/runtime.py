@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,16 +24,14 @@ from gateway.state.limits import RateLimits
 from gateway.state.live import LiveState
 from gateway.state.local import LocalState
 from gateway.store.interface import RecordStore
-
-# (litellm params, messages, sampling, timeout, stream=) -> upstream.Answer
-UpstreamCall = Callable[..., Awaitable[Any]]
+from gateway.upstream.seam import Upstream
 
 
 @dataclass
 class Runtime:
     config: Config
     store: RecordStore
-    call_upstream: UpstreamCall
+    upstream: Upstream  # the way out to the providers (gateway/upstream/seam.py)
     clock: Callable[[], float] = time.time
     board: Board | None = None  # None: one of its own, sized for the config
     ledger: Ledger = field(init=False)
@@ -46,8 +44,6 @@ class Runtime:
     panels: set[asyncio.Task[object]] = field(default_factory=set)  # running, awaited on shutdown
     ready: bool = False
     health: Health = field(default_factory=Health)  # what /healthz says once ready
-    # (litellm params, request, timeout, stream=) -> a litellm reply or chunk stream (route mode)
-    open_turn: Callable[..., Awaitable[Any]] | None = None
 
     def __post_init__(self) -> None:
         shared = self.config.state is not None

@@ -30,8 +30,14 @@ from tests.conftest import bench_raw
 from tests.test_rotation import POOL, explorers, pool_raw
 
 
-async def _never(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("no upstream call in these tests")
+class _Never:
+    """The way out of a gateway that must call no model."""
+
+    async def call(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("no upstream call in these tests")
+
+    async def open_turn(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("no upstream call in these tests")
 
 
 def replicas(
@@ -43,7 +49,7 @@ def replicas(
     raw["state"] = url
     config = parse_config(raw, base=tmp_path)
     return [
-        Runtime(config, store=open_store(config.store), call_upstream=_never, clock=clock.now)
+        Runtime(config, store=open_store(config.store), upstream=_Never(), clock=clock.now)
         for _ in range(count)
     ]
 
@@ -171,7 +177,7 @@ def test_a_replica_whose_board_is_behind_still_seats_explorers_no_one_just_took(
     clock = ManualClock()
     config = parse_config({**pool_raw(sim.url), "state": redis_url}, base=tmp_path)
     a, b = (
-        Runtime(config, store=open_store(config.store), call_upstream=_never, clock=clock.now)
+        Runtime(config, store=open_store(config.store), upstream=_Never(), clock=clock.now)
         for _ in range(2)
     )
     ask = RoutingAsk(collection="anchored", shape="general")

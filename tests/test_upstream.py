@@ -50,7 +50,7 @@ def test_rate_limit_errors_become_rate_limited():
 
 
 def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(gateway, sim):
-    way_out = gateway.runtime.call_upstream.__self__
+    way_out = gateway.runtime.upstream
     inlined_before = way_out.executor.inlined
     completion, _ = gateway.ask("bench/trio")
     assert [s["status"] for s in completion.bench["seats"]] == ["ok"] * 5

@@ -167,7 +167,7 @@ class Fanout:
             return result
         began = time.monotonic()
         try:
-            answer = await runtime.call_upstream(
+            answer = await runtime.upstream.call(
                 runtime.config.litellm_params[alias],
                 self.messages,
                 self.sampling,

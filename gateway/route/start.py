@@ -112,10 +112,9 @@ async def _try(runtime: Runtime, turn: RouteTurn) -> bool:
     request = _capped(turn.ask.request, runtime, alias)
     params = runtime.config.litellm_params[alias]
     started = time.monotonic()
-    assert runtime.open_turn is not None
     try:
         async with asyncio.timeout(settings.first_token_s):
-            reply = await runtime.open_turn(
+            reply = await runtime.upstream.open_turn(
                 params, request, settings.seat_timeout_s, stream=turn.ask.stream
             )
             if not turn.ask.stream:

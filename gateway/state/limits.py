@@ -4,9 +4,10 @@ say about their limits.
 A model that answered 429 is not called again until its cooldown ends: free tiers punish a
 client that keeps knocking. How long is the provider's word where it gave one (headers or the
 message, read by gateway/state/quota_signals.py): a daily or monthly limit cools until its
-stated reset or the next day (month) boundary, never for a default minute, and a success that says no requests
-remain cools the model before the next call meets a 429. An rpm cap is spent by calls started in
-the last 60 s plus any still in flight, so a burst of concurrent panels cannot overrun it; an rpd
+stated reset or the next day (month) boundary, never for a default minute, and a success that
+says no requests remain cools the model before the next call meets a 429. An rpm cap is spent
+by calls started in the last 60 s plus any still in flight, so a burst of concurrent panels
+cannot overrun it; an rpd
 cap by calls started on that calendar day (`gateway.quota_day_tz`). All of it lives on the board
 (gateway/state/board.py), so every worker of one gateway keeps the same cooldowns, caps and counts.
 """

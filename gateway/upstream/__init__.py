@@ -8,6 +8,6 @@
 """
 
 from gateway.upstream.failures import classify
-from gateway.upstream.seam import Answer, Upstream, call_model
+from gateway.upstream.seam import Answer, LitellmUpstream, Upstream, call_model
 
-__all__ = ["Answer", "Upstream", "call_model", "classify"]
+__all__ = ["Answer", "LitellmUpstream", "Upstream", "call_model", "classify"]

@@ -26,9 +26,13 @@ def max_output_of(served: str) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
+# A route turn's reply as litellm opens it: the whole response, or (streamed) its chunk stream.
+TurnReply = litellm.ModelResponse | litellm.CustomStreamWrapper
+
+
 async def open_turn(
     params: dict[str, Any], request: dict[str, Any], timeout: float, *, stream: bool
-) -> Any:
+) -> TurnReply:
     """The model's reply: a litellm `ModelResponse`, or (streamed) its chunk iterator, opened
     (the request is sent and the reply's headers are in). Raises an UpstreamError."""
     kwargs = {**request, **params, "timeout": timeout, "num_retries": 0, "max_retries": 0}
@@ -36,7 +40,8 @@ async def open_turn(
         kwargs.update(stream=True, stream_options={"include_usage": True})
     try:
         async with asyncio.timeout(timeout + 1.0):
-            return await litellm.acompletion(**kwargs)
+            reply: TurnReply = await litellm.acompletion(**kwargs)
+            return reply
     except TimeoutError as exc:
         raise UpstreamTimeout(f"no answer within {timeout:g} s") from exc
     except Exception as exc:

@@ -16,7 +16,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -30,10 +30,11 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
-from gateway.upstream import inline
+from gateway.upstream import inline, relay
 from gateway.upstream.capped import CappedResponse, capped, too_large_in
 from gateway.upstream.failures import classify, headers_of, short
 from gateway.upstream.gate import Passage, SetupGate
+from gateway.upstream.relay import TurnReply
 
 litellm.suppress_debug_info = True
 litellm.telemetry = False
@@ -69,8 +70,30 @@ class Answer:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-class Upstream:
-    """The gateway's way to the providers, opened and closed by the app's lifespan.
+class Upstream(Protocol):
+    """What the gateway asks of its way out: a panel seat's call (`call`, a whole `Answer`) and a
+    route turn's (`open_turn`: the member's reply, or its chunk stream, opened). The app's own is
+    `LitellmUpstream`; a test or a benchmark may hand `create_app` another."""
+
+    async def call(
+        self,
+        params: dict[str, Any],
+        messages: list[dict[str, Any]],
+        sampling: dict[str, Any],
+        timeout: float,
+        *,
+        stream: bool = False,
+        max_answer_bytes: int | None = None,
+    ) -> Answer: ...
+
+    async def open_turn(
+        self, params: dict[str, Any], request: dict[str, Any], timeout: float, *, stream: bool
+    ) -> TurnReply: ...
+
+
+class LitellmUpstream:
+    """The gateway's way to the providers through litellm, opened and closed by the app's
+    lifespan.
 
     - One shared HTTP session (one connection pool) for every seat call: litellm sends through
       it (`shared_session`), with no cap on connections per host beyond the panel sizes.
@@ -123,8 +146,7 @@ class Upstream:
         stream: bool = False,
         max_answer_bytes: int | None = None,
     ) -> Answer:
-        """The gateway's `UpstreamCall`: one seat's call, through the gate and the shared
-        session."""
+        """One seat's call, through the gate and the shared session."""
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         model = params.get("model", "")
@@ -148,15 +170,13 @@ class Upstream:
             self.gate.succeeded(model, passage)
             return answer
 
-    async def relay(
+    async def open_turn(
         self, params: dict[str, Any], request: dict[str, Any], timeout: float, *, stream: bool
-    ) -> Any:
+    ) -> TurnReply:
         """A route turn's call (gateway/upstream/relay.py), through the shared session."""
-        from gateway.upstream.relay import open_turn
-
         if self.session is not None:
             params = {**params, "shared_session": self.session}
-        return await open_turn(params, request, timeout, stream=stream)
+        return await relay.open_turn(params, request, timeout, stream=stream)
 
     async def _answer_arrived(self, session: Any, context: Any, params: Any) -> None:
         """A response's headers are in: wait for this call's turn to read and parse it (held

@@ -1,6 +1,6 @@
 """Ollama's `/api/chat` in route mode (gateway/route/start.py): `tools` pass on as they are
-(Ollama's tools are OpenAI's), an assistant message's `tool_calls` and each `tool` message become OpenAI
-chat's, and the member's reply comes back as Ollama's `message` with its `tool_calls`.
+(Ollama's tools are OpenAI's), an assistant message's `tool_calls` and each `tool` message
+become OpenAI chat's, and the member's reply comes back as Ollama's `message` with its `tool_calls`.
 
 Ollama's tool calls carry no ids, and its client drops any it is given, so a `tool` message is
 paired with the call it answers here: by `tool_call_id` when a client sends one, else the first
