@@ -198,13 +198,13 @@ def _litellm_vs_ours(results: dict) -> list[str]:
 
 
 FAST = [
-    "- **Set-ups in arrival order** (`gateway/upstream/gate.py`): litellm's set-up of a call is"
-    " ~2 ms of CPU on the event loop, split by awaits. Started together, five seats interleave "
-    "their set-ups, none leaves before the fifth is ready and all five answers come back at "
-    "once; a burst of panels does the same on a larger scale. Through the gate, one set-up runs"
-    " at a time until its request leaves (the shared session's trace hook says when): each seat"
-    " leaves as soon as it is ready, answers come back spread out and are read as they arrive, "
-    "and a burst is served first in, first out.",
+    "- **Set-ups in arrival order** (`gateway/upstream/setup_queue.py`): litellm's set-up of a "
+    "call is ~2 ms of CPU on the event loop, split by awaits. Started together, five seats "
+    "interleave their set-ups, none leaves before the fifth is ready and all five answers come "
+    "back at once; a burst of panels does the same on a larger scale. Through the queue, one "
+    "set-up runs at a time until its request leaves (the shared session's trace hook says "
+    "when): each seat leaves as soon as it is ready, answers come back spread out and are read "
+    "as they arrive, and a burst is served first in, first out.",
     "- **litellm's set-up on the loop** (`gateway/upstream/inline.py`): `acompletion` hands "
     "each call's set-up to a thread; for providers where it is CPU work only it now runs "
     "inline, with no thread hop and no fight for the GIL.",

@@ -126,9 +126,9 @@ async def _load_figures(runtime: Runtime) -> None:
     gateway starting afresh cannot seat without them, and fails naming why)."""
     config = runtime.config
     try:
-        if not runtime.ledger.loaded:
+        if not runtime.figures.loaded:
             standings = await runtime.store.standings()
-            runtime.ledger.load(standings, await runtime.store.learned_windows())
+            runtime.figures.load(standings, await runtime.store.learned_windows())
         if not runtime.rate_limits.loaded:  # the day's counts and learned cooldowns survive
             now = runtime.clock()
             since = quota_signals.day_start(now, config.gateway.quota_day_tz)

@@ -19,7 +19,7 @@ from gateway.health import Health
 from gateway.state.admission import Admission
 from gateway.state.board import Board
 from gateway.state.conversations import Conversations
-from gateway.state.figures import Ledger
+from gateway.state.figures import Figures
 from gateway.state.limits import RateLimits
 from gateway.state.live import LiveState
 from gateway.state.local import LocalState
@@ -34,7 +34,7 @@ class Runtime:
     upstream: Upstream  # the way out to the providers (gateway/upstream/seam.py)
     clock: Callable[[], float] = time.time
     board: Board | None = None  # None: one of its own, sized for the config
-    ledger: Ledger = field(init=False)
+    figures: Figures = field(init=False)
     rate_limits: RateLimits = field(init=False)
     conversations: Conversations = field(init=False)  # route mode's
     keys: Keys = field(init=False)
@@ -53,7 +53,7 @@ class Runtime:
         catalog = self.config.catalog
         aliases = [m.alias for m in catalog.models]
         shapes = [name for name, _ in catalog.shapes]
-        self.ledger = Ledger(self.board, aliases, shapes, journal)
+        self.figures = Figures(self.board, aliases, shapes, journal)
         self.rate_limits = RateLimits(self.config, self.clock, self.board, journal)
         self.conversations = Conversations(self.board, self.clock, journal)
         settings = self.config.gateway
@@ -64,11 +64,11 @@ class Runtime:
             self.store, self.config.gateway.require_keys, self.board, self.clock
         )
         if journal is None:
-            self.live = LocalState(self.board, self.ledger, self.rate_limits, self.conversations)
+            self.live = LocalState(self.board, self.figures, self.rate_limits, self.conversations)
         else:
             from gateway.state.redis_state import RedisState  # (redis is imported only if used)
 
-            parts = (self.ledger, self.rate_limits, self.conversations, self.keys)
+            parts = (self.figures, self.rate_limits, self.conversations, self.keys)
             self.live = RedisState(self.config, self.clock, self.board, parts, journal, self.health)
         self.bodies = BodyReader(self.config.gateway)
 

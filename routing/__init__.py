@@ -11,7 +11,9 @@ from routing.catalog import (
     PanelLimits,
     family_of,
 )
-from routing.errors import (
+from routing.choose import Panel, PanelRequest, Seat, Skipped, choose_panel, estimate_tokens
+from routing.evidence import Evidence, Standing
+from routing.refusals import (
     NothingToSeat,
     PromptTooLarge,
     Refusal,
@@ -19,8 +21,6 @@ from routing.errors import (
     UnknownCollection,
     UnknownShape,
 )
-from routing.evidence import Evidence, Standing
-from routing.panel import Ask, Panel, Seat, Skipped, choose_panel, estimate_tokens
 from routing.text import IMAGE_PLACEHOLDER, content_text, conversation_text, has_images
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
     "ROLES",
     "ROUTER_PANEL",
     "VISION",
-    "Ask",
+    "PanelRequest",
     "Catalog",
     "Collection",
     "Evidence",

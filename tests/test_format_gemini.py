@@ -222,7 +222,7 @@ def test_a_refused_request_calls_nothing_and_records_nothing(gw, sim, body):
     assert r.status_code == 400, r.text
     assert r.json()["error"]["status"] == "INVALID_ARGUMENT"
     assert sim.log() == []
-    assert gw.runtime.ledger.row("alpha")["seated"] == 0
+    assert gw.runtime.figures.row("alpha")["seated"] == 0
 
 
 def test_a_seats_failure_shows_and_no_answer_is_an_error(gw, sim):

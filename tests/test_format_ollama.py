@@ -182,7 +182,7 @@ def test_a_refused_chat_calls_nothing_and_records_nothing(gw, sim, body):
     r = gw.http.post("/api/chat", json={"model": "bench/trio", "stream": False, **body})
     assert r.status_code == 400 and set(r.json()) == {"error"}
     assert sim.log() == []
-    assert gw.runtime.ledger.row("alpha")["seated"] == 0
+    assert gw.runtime.figures.row("alpha")["seated"] == 0
 
 
 @pytest.mark.parametrize(

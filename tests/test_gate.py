@@ -1,4 +1,4 @@
-"""The set-up gate and the inline executor: set-ups one at a time in arrival order, released when
+"""The set-up queue and the inline executor: set-ups one at a time in arrival order, released when
 their request leaves; litellm's set-up run on the loop, everything else still in threads."""
 
 from __future__ import annotations
@@ -6,21 +6,21 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from gateway.upstream.gate import SetupGate
 from gateway.upstream.inline import InlineWhere
+from gateway.upstream.setup_queue import SetupQueue
 
 
 def test_set_ups_pass_the_gate_one_at_a_time_in_arrival_order():
     async def main():
-        gate, events = SetupGate(hold_s=5), []
+        queue, events = SetupQueue(hold_s=5), []
 
         async def call(name: str):
-            async with gate.passage("m") as passage:
+            async with queue.passage("m") as passage:
                 events.append(f"{name} in")
                 await asyncio.sleep(0.01)  # set-up work with an await in it
                 events.append(f"{name} left")
                 passage.leave()
-                await asyncio.sleep(0.05)  # the answer is on its way: the gate is already open
+                await asyncio.sleep(0.05)  # the answer is on its way: the queue is already open
             events.append(f"{name} answered")
 
         await asyncio.gather(*(call(n) for n in "abc"))
@@ -28,22 +28,22 @@ def test_set_ups_pass_the_gate_one_at_a_time_in_arrival_order():
 
     events = asyncio.run(main())
     assert events[:6] == ["a in", "a left", "b in", "b left", "c in", "c left"]
-    assert events.index("a answered") > events.index("c in")  # the gate did not wait for answers
+    assert events.index("a answered") > events.index("c in")  # the queue did not wait for answers
 
 
 def test_a_set_up_that_never_says_it_left_holds_the_gate_only_hold_s():
     async def main():
-        gate = SetupGate(hold_s=0.05)
+        queue = SetupQueue(hold_s=0.05)
         order = []
 
         async def silent():
-            async with gate.passage("m"):
+            async with queue.passage("m"):
                 order.append("silent in")
                 await asyncio.sleep(1.0)
 
         async def next_one():
             await asyncio.sleep(0.001)
-            async with gate.passage("m") as passage:
+            async with queue.passage("m") as passage:
                 order.append("next in")
                 passage.leave()
 
@@ -62,16 +62,16 @@ def test_a_set_up_that_never_says_it_left_holds_the_gate_only_hold_s():
 
 def test_a_model_that_succeeds_in_silence_is_let_through_without_queueing():
     async def main():
-        gate = SetupGate(hold_s=5)
-        async with gate.passage("quiet") as passage:
+        queue = SetupQueue(hold_s=5)
+        async with queue.passage("quiet") as passage:
             pass
-        gate.succeeded("quiet", passage)
-        async with gate.passage("loud") as loud:
+        queue.succeeded("quiet", passage)
+        async with queue.passage("loud") as loud:
             loud.leave()
-        gate.succeeded("loud", loud)
-        async with gate.passage("loud"):  # holds the gate...
-            async with gate.passage("quiet"):  # ...which a silent model does not queue for
-                return gate.silent
+        queue.succeeded("loud", loud)
+        async with queue.passage("loud"):  # holds the queue...
+            async with queue.passage("quiet"):  # ...which a silent model does not queue for
+                return queue.silent
 
     assert asyncio.run(main()) == {"quiet"}
 
@@ -110,14 +110,14 @@ def test_an_inline_job_that_raises_hands_the_error_to_its_awaiter():
 
 def test_a_waiting_set_up_is_never_overtaken_by_a_later_arrival():
     async def main():
-        gate, order = SetupGate(hold_s=5), []
-        holding = gate.passage("m")
+        queue, order = SetupQueue(hold_s=5), []
+        holding = queue.passage("m")
         first = await holding.__aenter__()
 
-        queued = asyncio.create_task(_call(gate, order, "queued"))
+        queued = asyncio.create_task(_call(queue, order, "queued"))
         await asyncio.sleep(0)  # it is waiting for the turn now
         first.leave()  # the turn goes to the waiter...
-        late = asyncio.create_task(_call(gate, order, "late"))  # ...one arriving now is after it
+        late = asyncio.create_task(_call(queue, order, "late"))  # ...one arriving now is after it
         await asyncio.gather(queued, late)
         await holding.__aexit__(None, None, None)
         return order
@@ -127,12 +127,12 @@ def test_a_waiting_set_up_is_never_overtaken_by_a_later_arrival():
 
 def test_a_waiter_cancelled_in_the_queue_does_not_block_the_ones_behind_it():
     async def main():
-        gate, order = SetupGate(hold_s=5), []
-        holding = gate.passage("m")
+        queue, order = SetupQueue(hold_s=5), []
+        holding = queue.passage("m")
         first = await holding.__aenter__()
 
-        gone = asyncio.create_task(_call(gate, order, "gone"))
-        kept = asyncio.create_task(_call(gate, order, "kept"))
+        gone = asyncio.create_task(_call(queue, order, "gone"))
+        kept = asyncio.create_task(_call(queue, order, "kept"))
         await asyncio.sleep(0)
         gone.cancel()
         await asyncio.sleep(0)
@@ -144,8 +144,8 @@ def test_a_waiter_cancelled_in_the_queue_does_not_block_the_ones_behind_it():
     assert asyncio.run(main()) == ["kept"]
 
 
-async def _call(gate: SetupGate, order: list[str], name: str) -> None:
+async def _call(queue: SetupQueue, order: list[str], name: str) -> None:
     """A call whose set-up leaves at once, noting when it got its turn."""
-    async with gate.passage("m") as passage:
+    async with queue.passage("m") as passage:
         order.append(name)
         passage.leave()

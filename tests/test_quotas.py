@@ -1,5 +1,5 @@
 """Quotas as providers state them (contract §16): daily caps, limits learned from headers and
-messages, kept across restarts and across workers, pacing, and the usage ledger."""
+messages, kept across restarts and across workers, pacing, and the usage."""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ def test_bench_models_shows_every_model_with_its_figures(gateway):
     assert models["alpha"]["family"] == "simalpha"
 
 
-def test_the_store_uses_wal_and_a_migration_ledger(gateway, tmp_path):
+def test_the_store_uses_wal_and_a_migrations_table(gateway, tmp_path):
     db = tmp_path / "records.db"
     assert db_rows(db, "PRAGMA journal_mode")[0]["journal_mode"] == "wal"
     names = [r["name"] for r in db_rows(db, "SELECT name FROM migrations")]

@@ -9,13 +9,13 @@ from types import MappingProxyType
 import pytest
 
 from routing import (
-    Ask,
     Catalog,
     Collection,
     Evidence,
     Model,
     NothingToSeat,
     PanelLimits,
+    PanelRequest,
     PromptTooLarge,
     Standing,
     UnknownAlias,
@@ -86,7 +86,7 @@ def test_the_shape_decides_which_roles_may_explore(shape, admitted, refused):
     cat = catalog(limits=PanelLimits(max_calls=10, max_explorers=2, reserves=5))
     aliases = set()
     for seed in range(40):  # over many fair tie-breaks every admitted model shows up
-        panel = choose_panel(Ask("core", shape, seed=seed), cat, evidence(), NOW)
+        panel = choose_panel(PanelRequest("core", shape, seed=seed), cat, evidence(), NOW)
         aliases |= {s.alias for s in panel.seats} | set(panel.reserves)
     assert admitted <= aliases
     assert not (refused & aliases)
@@ -99,7 +99,7 @@ def test_members_sit_in_order_and_explorers_are_the_stalest():
         llama=Standing(last_seated=NOW - 100, seated=3),
     )
     cat = catalog(core={"members": ["kimi", "coder"]})
-    panel = choose_panel(Ask("core", "general"), cat, ev, NOW)
+    panel = choose_panel(PanelRequest("core", "general"), cat, ev, NOW)
     assert seated(panel) == [
         ("member1", "kimi"),
         ("member2", "coder"),
@@ -115,17 +115,17 @@ def test_a_model_with_few_requests_left_explores_only_after_the_others():
         llama=Standing(last_seated=NOW - 100, seated=3),
     )
     cat = catalog(core={"members": ["kimi", "coder"]})
-    panel = choose_panel(Ask("core", "general"), cat, ev, NOW)
+    panel = choose_panel(PanelRequest("core", "general"), cat, ev, NOW)
     assert seated(panel)[2:] == [("explorer1", "llama"), ("explorer2", "glm")]
     # when nothing else can sit, a scarce model still does
     scarce = {alias: Standing(scarce=True) for alias in ("glm", "deep", "llama")}
-    panel = choose_panel(Ask("core", "general"), cat, evidence(**scarce), NOW)
+    panel = choose_panel(PanelRequest("core", "general"), cat, evidence(**scarce), NOW)
     assert len(panel.seats) == 4
 
 
 def test_a_never_seated_model_explores_before_any_seated_one():
     ev = evidence(deep=Standing(last_seated=NOW - 9999, seated=1), glm=Standing(NOW - 5000, 1))
-    panel = choose_panel(Ask("core", "general"), catalog(), ev, NOW)
+    panel = choose_panel(PanelRequest("core", "general"), catalog(), ev, NOW)
     assert [s.alias for s in panel.seats[1:]] == ["llama", "deep"]
 
 
@@ -144,7 +144,10 @@ def test_explorer_chairs_are_max_explorers_bounded_by_max_calls(
 ):
     limits = PanelLimits(max_calls=max_calls, max_explorers=max_explorers, reserves=0)
     panel = choose_panel(
-        Ask("core", "review"), catalog(limits=limits, core={"members": members}), evidence(), NOW
+        PanelRequest("core", "review"),
+        catalog(limits=limits, core={"members": members}),
+        evidence(),
+        NOW,
     )
     assert sum(s.name.startswith("explorer") for s in panel.seats) == explorers
 
@@ -153,7 +156,7 @@ def test_an_explorer_never_shares_a_family_with_a_seated_model():
     models = BENCH + (Model("kimi-2", "other/Kimi:free", "far"),)
     cat = catalog(models=models, limits=PanelLimits(max_calls=10, max_explorers=2, reserves=5))
     for seed in range(30):
-        panel = choose_panel(Ask("core", "general", seed=seed), cat, evidence(), NOW)
+        panel = choose_panel(PanelRequest("core", "general", seed=seed), cat, evidence(), NOW)
         aliases = [s.alias for s in panel.seats] + list(panel.reserves)
         assert "kimi-2" not in aliases
 
@@ -161,10 +164,10 @@ def test_an_explorer_never_shares_a_family_with_a_seated_model():
 def test_cooling_models_neither_explore_nor_wait_in_reserve():
     ev = evidence(glm=Standing(cooling_until=NOW + 30), deep=Standing(cooling_until=NOW + 1))
     for seed in range(20):
-        panel = choose_panel(Ask("core", "general", seed=seed), catalog(), ev, NOW)
+        panel = choose_panel(PanelRequest("core", "general", seed=seed), catalog(), ev, NOW)
         assert {"glm", "deep"}.isdisjoint({s.alias for s in panel.seats} | set(panel.reserves))
     # once the cooldown has passed they are back
-    later = choose_panel(Ask("core", "general"), catalog(), ev, NOW + 31)
+    later = choose_panel(PanelRequest("core", "general"), catalog(), ev, NOW + 31)
     assert {"glm", "deep"} <= {s.alias for s in later.seats} | set(later.reserves)
 
 
@@ -174,7 +177,7 @@ def test_reserves_prefer_connections_no_seat_uses_then_evidence():
         deep=Standing(last_seated=NOW - 1, useful=MappingProxyType({"general": 4})),
     )
     cat = catalog(models=BENCH[:5], limits=PanelLimits(max_calls=2, max_explorers=1, reserves=3))
-    panel = choose_panel(Ask("core", "general"), cat, ev, NOW)
+    panel = choose_panel(PanelRequest("core", "general"), cat, ev, NOW)
     used = {cat.model(s.alias).connection for s in panel.seats}
     first_reserve = cat.model(panel.reserves[0])
     assert first_reserve.connection not in used or len(used) == 3
@@ -182,7 +185,7 @@ def test_reserves_prefer_connections_no_seat_uses_then_evidence():
 
 
 def test_nominees_take_explorer_chairs_and_are_noted_when_unusual():
-    ask = Ask("core", "design", nominees=("coder", "oddball"))
+    ask = PanelRequest("core", "design", nominees=("coder", "oddball"))
     panel = choose_panel(ask, catalog(), evidence(), NOW)
     assert seated(panel)[1:] == [("explorer1", "coder"), ("explorer2", "oddball")]
     assert any("coder" in n and "design" in n for n in panel.notes)
@@ -198,7 +201,7 @@ def test_nominees_take_explorer_chairs_and_are_noted_when_unusual():
     ],
 )
 def test_a_nominee_that_cannot_sit_is_skipped_with_why(nominee, standing, tokens, why):
-    ask = Ask("core", "general", nominees=(nominee,), prompt_tokens=tokens)
+    ask = PanelRequest("core", "general", nominees=(nominee,), prompt_tokens=tokens)
     panel = choose_panel(ask, catalog(), evidence(**{nominee: standing}), NOW)
     skipped = [s for s in panel.skipped if s.alias == nominee]
     assert skipped and why in skipped[0].why
@@ -207,7 +210,7 @@ def test_a_nominee_that_cannot_sit_is_skipped_with_why(nominee, standing, tokens
 
 def test_a_member_too_small_for_the_prompt_is_skipped_and_a_reserve_sits_in():
     cat = catalog(core={"members": ["tiny", "kimi"]})
-    panel = choose_panel(Ask("core", "general", prompt_tokens=2000), cat, evidence(), NOW)
+    panel = choose_panel(PanelRequest("core", "general", prompt_tokens=2000), cat, evidence(), NOW)
     assert [s.alias for s in panel.skipped] == ["tiny"]
     assert panel.skipped[0].seat == "member1"
     reserve = [s for s in panel.seats if s.replaces == "member1"]
@@ -217,9 +220,9 @@ def test_a_member_too_small_for_the_prompt_is_skipped_and_a_reserve_sits_in():
 @pytest.mark.parametrize(
     "ask, error",
     [
-        (Ask("nope", "general"), UnknownCollection),
-        (Ask("core", "poetry"), UnknownShape),
-        (Ask("core", "general", nominees=("ghost",)), UnknownAlias),
+        (PanelRequest("nope", "general"), UnknownCollection),
+        (PanelRequest("core", "poetry"), UnknownShape),
+        (PanelRequest("core", "general", nominees=("ghost",)), UnknownAlias),
     ],
 )
 def test_bad_asks_are_refused(ask, error):
@@ -230,14 +233,14 @@ def test_bad_asks_are_refused(ask, error):
 def test_a_prompt_no_member_can_hold_is_refused():
     cat = catalog(core={"members": ["tiny"]})
     with pytest.raises(PromptTooLarge):
-        choose_panel(Ask("core", "general", prompt_tokens=5000), cat, evidence(), NOW)
+        choose_panel(PanelRequest("core", "general", prompt_tokens=5000), cat, evidence(), NOW)
 
 
 def test_nothing_to_seat_when_everything_is_cooling():
     cool = Standing(cooling_until=NOW + 60)
     ev = evidence(**{m.alias: cool for m in BENCH})
     with pytest.raises(NothingToSeat):
-        choose_panel(Ask("panel", "general"), catalog(), ev, NOW)
+        choose_panel(PanelRequest("panel", "general"), catalog(), ev, NOW)
 
 
 def test_rotation_spreads_concurrent_panels_evenly():
@@ -250,7 +253,8 @@ def test_rotation_spreads_concurrent_panels_evenly():
     counts: dict[str, int] = {}
     tick = NOW
     for seed in range(6):
-        panel = choose_panel(Ask("core", "general", seed=seed), cat, evidence(**standings), NOW)
+        wanted = PanelRequest("core", "general", seed=seed)
+        panel = choose_panel(wanted, cat, evidence(**standings), NOW)
         for seat in panel.seats:
             if seat.name.startswith("explorer"):
                 tick += 1e-6
@@ -268,7 +272,7 @@ def verdicts(useful, judged, shape="review"):
 
 def test_router_primary_has_the_surest_record_and_second_is_a_close_contender():
     ev = evidence(glm=verdicts(10, 11), kimi=verdicts(2, 2), deep=verdicts(1, 10))
-    panel = choose_panel(Ask("panel", "review"), catalog(), ev, NOW)
+    panel = choose_panel(PanelRequest("panel", "review"), catalog(), ev, NOW)
     # kimi is the only contender that could still beat glm, so it is second despite sharing
     # glm's connection; deep (1 of 10) cannot.
     assert seated(panel)[:2] == [("primary", "glm"), ("second", "kimi")]
@@ -277,7 +281,7 @@ def test_router_primary_has_the_surest_record_and_second_is_a_close_contender():
 
 def test_router_second_prefers_another_connection_among_contenders():
     ev = evidence(glm=verdicts(5, 5), kimi=verdicts(5, 5), deep=verdicts(19, 20))
-    panel = choose_panel(Ask("panel", "review"), catalog(), ev, NOW)
+    panel = choose_panel(PanelRequest("panel", "review"), catalog(), ev, NOW)
     assert seated(panel)[0] == ("primary", "deep")
     second = catalog().model(panel.seats[1].alias)
     assert second.alias in {"glm", "kimi"}  # both could beat deep; deep's connection is hub
@@ -288,7 +292,7 @@ def test_router_second_rotates_among_contenders():
     seconds = []
     tick = NOW
     for _ in range(4):
-        panel = choose_panel(Ask("panel", "review"), catalog(), evidence(**ev), NOW)
+        panel = choose_panel(PanelRequest("panel", "review"), catalog(), evidence(**ev), NOW)
         second = panel.seats[1].alias
         seconds.append(second)
         tick += 1
@@ -298,13 +302,13 @@ def test_router_second_rotates_among_contenders():
 
 def test_router_panel_without_evidence_starts_with_the_stalest():
     ev = evidence(**{m.alias: Standing(last_seated=NOW - i) for i, m in enumerate(BENCH)})
-    panel = choose_panel(Ask("panel", "general"), catalog(), ev, NOW)
+    panel = choose_panel(PanelRequest("panel", "general"), catalog(), ev, NOW)
     assert panel.seats[0].alias == "llama"  # the stalest general model that is not ad hoc
 
 
 def test_router_panel_is_at_most_max_calls_in_priority_order():
     cat = catalog(limits=PanelLimits(max_calls=3, max_explorers=2, reserves=1))
-    panel = choose_panel(Ask("panel", "general"), cat, evidence(), NOW)
+    panel = choose_panel(PanelRequest("panel", "general"), cat, evidence(), NOW)
     assert [s.name for s in panel.seats] == ["primary", "second", "explorer1"]
 
 
@@ -374,7 +378,7 @@ def test_recent_weights_level_off_at_the_memory():
     ],
 )
 def test_router_primary_is_the_model_surest_to_be_useful(standings, primary):
-    panel = choose_panel(Ask("panel", "review"), catalog(), evidence(**standings), NOW)
+    panel = choose_panel(PanelRequest("panel", "review"), catalog(), evidence(**standings), NOW)
     assert seated(panel)[0] == ("primary", primary)
 
 
@@ -384,7 +388,7 @@ def test_router_second_is_the_most_promising_judged_contender():
     ev = evidence(
         deep=verdicts(18, 20), glm=verdicts(2, 2), llama=verdicts(4, 20), coder=Standing()
     )
-    panel = choose_panel(Ask("panel", "review"), catalog(), ev, NOW)
+    panel = choose_panel(PanelRequest("panel", "review"), catalog(), ev, NOW)
     assert seated(panel)[:2] == [("primary", "deep"), ("second", "glm")]
 
 
@@ -394,7 +398,7 @@ def test_router_second_is_the_stalest_elsewhere_when_no_one_else_is_judged():
     ev["deep"] = Standing(
         NOW - 1, 1, MappingProxyType({"review": 3}), MappingProxyType({"review": 3})
     )
-    panel = choose_panel(Ask("panel", "review"), catalog(), evidence(**ev), NOW)
+    panel = choose_panel(PanelRequest("panel", "review"), catalog(), evidence(**ev), NOW)
     assert seated(panel)[:2] == [("primary", "deep"), ("second", "llama")]
 
 
@@ -406,6 +410,6 @@ def test_reserves_are_ranked_by_how_sure_their_record_is():
         llama=verdicts(40, 80, shape="general"),
     )
     cat = catalog(models=BENCH[:5], limits=PanelLimits(max_calls=1, max_explorers=0, reserves=3))
-    panel = choose_panel(Ask("core", "general"), cat, ev, NOW)
+    panel = choose_panel(PanelRequest("core", "general"), cat, ev, NOW)
     # by useful count llama (40) would lead; by a sure useful rate deep (18 of 20) does
     assert panel.reserves[:2] == ("deep", "llama")

@@ -8,12 +8,12 @@ import pytest
 
 from routing import (
     IMAGE_PLACEHOLDER,
-    Ask,
     Catalog,
     Collection,
     Evidence,
     Model,
     NothingToSeat,
+    PanelRequest,
     choose_panel,
     content_text,
     conversation_text,
@@ -88,7 +88,7 @@ def test_images_make_the_shape_vision_unless_the_chosen_shape_admits_vision(
 
 
 def test_a_member_that_cannot_see_is_skipped_and_a_seeing_reserve_sits_in():
-    panel = choose_panel(Ask("core", "vision", images=True), catalog(), EVIDENCE, NOW)
+    panel = choose_panel(PanelRequest("core", "vision", images=True), catalog(), EVIDENCE, NOW)
     assert [(s.alias, s.seat) for s in panel.skipped] == [("kimi", "member1")]
     assert "cannot see" in panel.skipped[0].why
     assert all(catalog().model(a).sees for a in seeing(panel))
@@ -96,14 +96,14 @@ def test_a_member_that_cannot_see_is_skipped_and_a_seeing_reserve_sits_in():
 
 
 def test_without_images_the_same_members_sit_as_before():
-    panel = choose_panel(Ask("core", "vision"), catalog(), EVIDENCE, NOW)
+    panel = choose_panel(PanelRequest("core", "vision"), catalog(), EVIDENCE, NOW)
     assert {"kimi", "eye"} <= seeing(panel)
     assert panel.skipped == ()
 
 
 @pytest.mark.parametrize("collection", ["core", "panel"])
 def test_explorers_reserves_and_router_seats_all_see(collection):
-    panel = choose_panel(Ask(collection, "vision", images=True), catalog(), EVIDENCE, NOW)
+    panel = choose_panel(PanelRequest(collection, "vision", images=True), catalog(), EVIDENCE, NOW)
     cat = catalog()
     assert seeing(panel) and all(cat.model(a).sees for a in seeing(panel))
     assert all(cat.model(a).sees for a in panel.reserves)
@@ -114,7 +114,7 @@ def test_explorers_reserves_and_router_seats_all_see(collection):
     [("glm", False), ("lens", True), ("seer", True)],
 )
 def test_a_nominee_is_seated_only_if_it_can_see(nominee, seated):
-    ask = Ask("core", "vision", nominees=(nominee,), images=True)
+    ask = PanelRequest("core", "vision", nominees=(nominee,), images=True)
     panel = choose_panel(ask, catalog(), EVIDENCE, NOW)
     assert (nominee in seeing(panel)) is seated
     if not seated:
@@ -125,7 +125,7 @@ def test_no_model_that_can_see_is_refused_with_a_message_about_images():
     blind = tuple(m for m in BENCH if not m.sees)
     cat = catalog(models=blind, core={"members": ["kimi"]})
     with pytest.raises(NothingToSeat, match="images"):
-        choose_panel(Ask("core", "vision", images=True), cat, EVIDENCE, NOW)
+        choose_panel(PanelRequest("core", "vision", images=True), cat, EVIDENCE, NOW)
 
 
 @pytest.mark.parametrize(

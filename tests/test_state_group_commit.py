@@ -47,22 +47,22 @@ def test_finishes_that_went_well_wait_for_no_round_trip_and_go_together_a_moment
 
     async def body(a: Runtime, b: Runtime) -> None:
         async def finish() -> None:
-            a.ledger.answered("alpha")
+            a.figures.answered("alpha")
             await a.live.flush()
 
         await asyncio.gather(*(finish() for _ in range(FINISHES)))
-        figures = a.live.figures()
+        figures = a.live.round_trips()
         assert set(figures["by_cause"]) == {"start"}  # every flush returned without a round trip
         assert figures["seat_finishes"] == figures["queued"] == FINISHES
         await b.live.refresh()
-        assert b.ledger.row("alpha")["answered"] == 0  # not in Redis yet: on their way
+        assert b.figures.row("alpha")["answered"] == 0  # not in Redis yet: on their way
         for _ in range(200):  # no step went: they go in one of their own, all together
             await b.live.refresh()
-            if b.ledger.row("alpha")["answered"] == FINISHES:
+            if b.figures.row("alpha")["answered"] == FINISHES:
                 break
             await asyncio.sleep(0.01)
-        assert b.ledger.row("alpha")["answered"] == FINISHES
-        figures = a.live.figures()
+        assert b.figures.row("alpha")["answered"] == FINISHES
+        figures = a.live.round_trips()
         assert figures["by_cause"]["finish"] == 1 and not figures["queued"]
 
     run(replicas(2, redis_url, tmp_path, clock), body)
@@ -72,16 +72,16 @@ def test_a_finish_that_went_well_rides_the_next_step_sent_for_another_reason(red
     clock = ManualClock()
 
     async def body(a: Runtime, b: Runtime) -> None:
-        a.ledger.answered("alpha")
+        a.figures.answered("alpha")
         await a.live.flush()
         await a.live.acquire("gamma")  # a seat's slot: its step carries the finish
-        figures = a.live.figures()
+        figures = a.live.round_trips()
         assert "finish" not in figures["by_cause"] and figures["by_cause"]["acquire"] == 1
         assert not figures["queued"]
         await b.live.refresh()
-        assert b.ledger.row("alpha")["answered"] == 1
+        assert b.figures.row("alpha")["answered"] == 1
         await asyncio.sleep(0.1)  # and no step of its own follows
-        assert "finish" not in a.live.figures()["by_cause"]
+        assert "finish" not in a.live.round_trips()["by_cause"]
 
     run(replicas(2, redis_url, tmp_path, clock), body)
 
@@ -98,7 +98,7 @@ def test_a_finish_rides_on_the_next_seating_step_without_a_round_trip_of_its_own
 
         # a slot in flight; the finish queues behind it; the next slot's step carries it
         await asyncio.gather(a.live.acquire("alpha"), finish(), a.live.acquire("gamma"))
-        figures = a.live.figures()
+        figures = a.live.round_trips()
         assert "finish" not in figures["by_cause"] and figures["joined"] == {"finish": 1}
         assert figures["by_cause"]["acquire"] == 2
         refused = await b.live.acquire("beta")
@@ -123,7 +123,7 @@ def test_redis_lost_with_a_batch_waiting_keeps_the_journal_and_sends_it_once_bac
         assert a.live.link._flying == 1
 
         async def finish() -> None:
-            a.ledger.answered("gamma")
+            a.figures.answered("gamma")
             await a.live.flush()
 
         await asyncio.wait_for(asyncio.gather(*(finish() for _ in range(3))), 1)  # no wait
@@ -135,7 +135,7 @@ def test_redis_lost_with_a_batch_waiting_keeps_the_journal_and_sends_it_once_bac
         assert a.health.status()["status"] == "degraded"
         queued = [op for op in a.live.link.journal if op[0] == "add"]
         assert len(queued) == 3  # the batch kept for later, not lost
-        assert "finish" not in a.live.figures()["by_cause"]
+        assert "finish" not in a.live.round_trips()["by_cause"]
         own_redis.start()  # empty: the watcher seeds it from the board, which counted them
         for _ in range(200):
             if a.health.status() == {"status": "ok"}:
@@ -145,7 +145,7 @@ def test_redis_lost_with_a_batch_waiting_keeps_the_journal_and_sends_it_once_bac
         (b,) = replicas(1, url, tmp_path, clock)
         await b.live.start()
         try:
-            assert b.ledger.row("gamma")["answered"] == 3
+            assert b.figures.row("gamma")["answered"] == 3
         finally:
             await b.live.close()
 
@@ -189,7 +189,7 @@ def test_finishes_a_turn_apart_while_the_first_is_in_flight_ride_the_next_step(r
         # the first gathers for one turn and sends; the others queue behind the step in flight
         later = ("beta", "gamma", "delta")
         await asyncio.gather(finish(0, "alpha"), *(finish(2, alias) for alias in later))
-        figures = a.live.figures()
+        figures = a.live.round_trips()
         assert figures["by_cause"]["finish"] == 2 and figures["joined"]["finish"] == 2
         await b.live.refresh()
         for alias in ("alpha", *later):
@@ -208,9 +208,9 @@ def test_a_step_that_only_ends_seats_publishes_nothing_and_reaches_others_by_the
             permit = await a.live.acquire("alpha")  # published: a seat took a capped slot
             assert isinstance(permit, Permit)
             permit.release()
-            a.ledger.answered("alpha")
+            a.figures.answered("alpha")
             await a.live.flush()  # the seat's end: its slot released, its answer counted
-            assert a.live.figures()["by_cause"]["finish"] == 1  # a step of its own
+            assert a.live.round_trips()["by_cause"]["finish"] == 1  # a step of its own
             a.rate_limits.cool("beta", 30, "rate limited (429)")
             await a.live.flush()  # news the others must hear at once
             heard = []
@@ -226,7 +226,7 @@ def test_a_step_that_only_ends_seats_publishes_nothing_and_reaches_others_by_the
             assert not any("answered" in cell for news in heard for cell in news["cells"])
             assert any("cool" in cell for cell in heard[1]["cells"])
             await b.live.refresh()  # any step of b's: its reply brings what it did not hear
-            assert b.ledger.row("alpha")["answered"] == 1
+            assert b.figures.row("alpha")["answered"] == 1
             assert b.rate_limits.cooldown_of("beta") is not None
 
     run(replicas(2, redis_url, tmp_path, clock, rpm=5), body)

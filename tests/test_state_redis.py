@@ -23,8 +23,7 @@ from gateway.config.settings import parse_config
 from gateway.runtime import Runtime
 from gateway.state.limits import Permit, Refused
 from gateway.store.open import open_store
-from routing import Ask as RoutingAsk
-from routing import Evidence, Panel, choose_panel
+from routing import Evidence, Panel, PanelRequest, choose_panel
 from tests.clocks import ManualClock
 from tests.conftest import bench_raw
 from tests.test_rotation import POOL, explorers, pool_raw
@@ -142,13 +141,13 @@ def test_a_verdict_and_a_conversation_carry_over_to_the_other_replica(redis_url,
         first = await a.live.begin_turn(key, members, EVERYONE)
         assert first.new and first.turn == 1
         a.live.settle_turn(key, members, "gamma")
-        a.ledger.verdict("gamma", "general", True, None)
+        a.figures.verdict("gamma", "general", True, None)
         await a.live.flush("verdict")
         later = await b.live.begin_turn(key, members, EVERYONE)
         assert (later.conversation, later.turn, later.member, later.new) == (
             first.conversation, 2, "gamma", False,
         )  # fmt: skip
-        assert b.ledger.row("gamma")["useful"] == 1 and b.ledger.row("gamma")["judged"] == 1
+        assert b.figures.row("gamma")["useful"] == 1 and b.figures.row("gamma")["judged"] == 1
 
     run(replicas(2, redis_url, tmp_path, clock), body)
 
@@ -180,7 +179,7 @@ def test_a_replica_whose_board_is_behind_still_seats_explorers_no_one_just_took(
         Runtime(config, store=open_store(config.store), upstream=_Never(), clock=clock.now)
         for _ in range(2)
     )
-    ask = RoutingAsk(collection="anchored", shape="general")
+    ask = PanelRequest(collection="anchored", shape="general")
 
     def choose(evidence: Evidence) -> Panel:
         return choose_panel(ask, config.catalog, evidence, clock.now())
@@ -196,9 +195,9 @@ def test_a_replica_whose_board_is_behind_still_seats_explorers_no_one_just_took(
             second = await b.live.seat(choose, "general", (), EVERYONE, clock.now())
             assert not chosen(second) & first and len(chosen(second)) == 2
             assert not set(second.plan.reserves) & chosen(second)
-            figures = b.live.figures()
+            figures = b.live.round_trips()
             assert (figures["by_cause"]["seat"], figures["explorers_swapped"]) == (1, 1)
-            assert {b.ledger.row(alias)["seated"] for alias in first | chosen(second)} == {1}
+            assert {b.figures.row(alias)["seated"] for alias in first | chosen(second)} == {1}
         finally:
             await a.live.close()
             await b.live.close()
@@ -217,11 +216,11 @@ def test_without_redis_a_replica_serves_on_its_own_state_and_reseeds_redis_when_
         own_redis.stop()
         with caplog.at_level(logging.WARNING, logger="bench.health"):
             assert isinstance(await a.live.acquire("alpha"), Permit)  # on its own board
-            asked = dict(a.live.figures()["by_cause"])
+            asked = dict(a.live.round_trips()["by_cause"])
             assert isinstance(await a.live.acquire("alpha"), Permit)
             a.rate_limits.cool("beta", 300, "rate limited (429)")
             await a.live.flush()
-        causes = a.live.figures()["by_cause"]  # nobody waits on a Redis known gone:
+        causes = a.live.round_trips()["by_cause"]  # nobody waits on a Redis known gone:
         assert (causes["acquire"], causes.get("finish")) == (asked["acquire"], asked.get("finish"))
         assert a.health.status()["status"] == "degraded"
         assert "unreachable" in a.health.faults["state"]

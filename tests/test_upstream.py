@@ -56,7 +56,7 @@ def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(g
     assert [s["status"] for s in completion.bench["seats"]] == ["ok"] * 5
     assert way_out.session is not None and not way_out.session.closed
     # every seat's request reported leaving through the session's trace hook, so none is silent
-    assert way_out.gate.silent == set()
+    assert way_out.setups.silent == set()
     # and litellm's set-up of each of the five calls ran on the event loop, not in a thread
     assert way_out.executor.inlined - inlined_before == 5
 

@@ -29,7 +29,7 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import Forbidden, GatewayError, render
-from routing.errors import echo
+from routing.refusals import echo
 
 HEALTH = "/healthz"
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}

@@ -29,7 +29,7 @@ from starlette.requests import Request
 
 from gateway.errors import Forbidden, GatewayError, TooManyRequests, Unauthorized
 from gateway.state.board import WINDOW_S, Board, BoardFull
-from routing.errors import echo
+from routing.refusals import echo
 
 log = logging.getLogger("bench.keys")
 

@@ -1,4 +1,4 @@
-"""The dashboard's Usage section: one month of the usage ledger, summed per model, connection,
+"""The dashboard's Usage section: one month of the usage, summed per model, connection,
 key and day, the months one may pick, and a bar of calls per day.
 
 The figures come from `usage_body`, the function `GET /bench/usage` answers with, so the page
@@ -41,7 +41,7 @@ async def usage_section(runtime: Runtime, month_text: str | None) -> dict[str, A
 
 
 def sums_by(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    """The ledger's rows summed over every column but *name* (model, connection, key or day)."""
+    """The usage rows summed over every column but *name* (model, connection, key or day)."""
     sums: dict[str, dict[str, Any]] = {}
     for row in rows:
         entry = sums.setdefault(row[name], {"name": row[name], **dict.fromkeys(SUMMED, 0)})

@@ -19,7 +19,7 @@ from gateway.formats import anthropic, gemini, ollama
 from gateway.formats.gemini import read as gemini_request
 from gateway.formats.ollama import read as ollama_request
 from gateway.panel.ask import COLLECTION_PREFIX, MERGED, collection_named
-from routing.errors import echo
+from routing.refusals import echo
 
 
 async def ollama_tags(request: Request) -> Response:

@@ -66,7 +66,7 @@ async def healthz(request: Request) -> Response:
     if not runtime.ready:
         return JSONResponse({"status": "starting"}, status_code=503)
     body = runtime.health.status()
-    figures = runtime.live.figures()
+    figures = runtime.live.round_trips()
     if figures is not None:  # a shared state's round trips, for benchmarks and operators
         body["state"] = figures
     return JSONResponse(body)

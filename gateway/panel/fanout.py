@@ -134,7 +134,7 @@ class Fanout:
                 return
             assert result.replaced_by is not None  # set just above, with swap
             seat, alias, replaces = result.replaced_by, swap, result.seat
-            self.runtime.ledger.seated(alias, self.runtime.clock())
+            self.runtime.figures.seated(alias, self.runtime.clock())
 
     def _next_reserve(self) -> str | None:
         while self.reserves:
@@ -218,7 +218,7 @@ class Fanout:
         else:
             result.status = SeatStatus.ERROR
         if isinstance(exc, UpstreamContextWindow) and exc.limit:
-            if self.runtime.ledger.learn_window(result.alias, exc.limit):
+            if self.runtime.figures.learn_window(result.alias, exc.limit):
                 try:
                     await self.runtime.store.learn_window(result.alias, exc.limit)
                 except Exception:
@@ -261,7 +261,7 @@ class Fanout:
 
     async def _finished(self, result: SeatResult) -> None:
         if result.status == SeatStatus.OK and self.counts:
-            self.runtime.ledger.answered(result.alias)
+            self.runtime.figures.answered(result.alias)
         await self.runtime.live.flush()  # the slot released, the answer counted, what was learned
         try:
             await self.runtime.store.add_call(result.row())

@@ -44,7 +44,7 @@ def choose_merger(runtime: Runtime, facts: PanelFacts, seats: list[SeatResult]) 
     answered = [r for r in seats if r.status == SeatStatus.OK]
     if not answered:
         return None
-    useful = {r.alias: runtime.ledger.useful_on(r.alias, facts.shape) for r in answered}
+    useful = {r.alias: runtime.figures.useful_on(r.alias, facts.shape) for r in answered}
     best = max(answered, key=lambda r: useful[r.alias])
     if useful[best.alias] > 0:
         return best.alias

@@ -37,11 +37,11 @@ from gateway.panel.merger import Merge, merge
 from gateway.panel.reply import PanelFacts
 from gateway.runtime import Runtime
 from gateway.state.limits import Permit, Refused
-from routing import Ask as RoutingAsk
 from routing import (
     Evidence,
     NothingToSeat,
     Panel,
+    PanelRequest,
     PromptTooLarge,
     Refusal,
     UnknownAlias,
@@ -126,7 +126,7 @@ async def seat(runtime: Runtime, ask: Ask, client: Client = EVERYONE) -> PanelRu
         shape, shape_by, note = catalog.shape_for_images(ask.shape, ask.shape_by)
         ask = dataclasses.replace(ask, shape=shape, shape_by=shape_by)
         notes = (note,)
-    routing_ask = RoutingAsk(
+    wanted = PanelRequest(
         collection=ask.collection,
         shape=ask.shape,
         nominees=ask.nominees,
@@ -137,7 +137,7 @@ async def seat(runtime: Runtime, ask: Ask, client: Client = EVERYONE) -> PanelRu
 
     def choose(evidence: Evidence) -> Panel:
         try:
-            plan = choose_panel(routing_ask, catalog, evidence, now)
+            plan = choose_panel(wanted, catalog, evidence, now)
         except Refusal as refusal:
             error = _REFUSALS.get(type(refusal), BadRequest)
             raise error(refusal.message, param=refusal.param) from None

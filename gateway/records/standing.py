@@ -23,7 +23,7 @@ def model_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 "connection": model.connection,
                 "role": model.role,
                 "family": model.family,
-                **runtime.ledger.row(model.alias),
+                **runtime.figures.row(model.alias),
                 "cooling_until": cooldown.until if cooldown else None,
                 "cooling_why": cooldown.why if cooldown else None,
                 "cooling_source": cooldown.source if cooldown else None,

@@ -1,4 +1,4 @@
-"""The usage ledger: calls, tokens in/out and errors per day, model, connection and key.
+"""The usage: calls, tokens in/out and errors per day, model, connection and key.
 
 Why it is read from the calls, not kept beside them: every call is already a row (written when
 its seat finishes), so a separate counter could only drift from the records; an index on the

@@ -64,6 +64,6 @@ async def judge(runtime: Runtime, verdict: dict[str, Any], *, by: str, owner: st
     written, previous = outcome
     if written:
         prior = None if previous is None else bool(previous["useful"])
-        runtime.ledger.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
+        runtime.figures.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
         await runtime.live.flush("verdict")
     return written

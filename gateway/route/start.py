@@ -54,7 +54,7 @@ async def start_turn(
     held = await runtime.live.begin_turn(key, members, client)
     now = runtime.clock()
     cooling = runtime.rate_limits.cooling(now, members)
-    evidence = runtime.ledger.evidence(cooling, shape, aliases=members)
+    evidence = runtime.figures.evidence(cooling, shape, aliases=members)
     figures = {
         m: MemberFigures(
             useful=evidence.standings[m].useful.get(shape, 0),
@@ -96,7 +96,7 @@ async def start_turn(
         turn = RouteTurn(runtime, ask, held.conversation, held.turn, alias, shape, failures, began)
         try:
             if await _try(runtime, turn):
-                runtime.ledger.seated(alias, runtime.clock())
+                runtime.figures.seated(alias, runtime.clock())
                 runtime.live.settle_turn(key, members, alias)
                 return turn
         finally:

@@ -156,7 +156,7 @@ class RouteTurn:
             return
         self.recorded = True
         if row["status"] == "ok":
-            self.runtime.ledger.answered(self.alias)
+            self.runtime.figures.answered(self.alias)
         await self.runtime.live.flush("turn end")
         await self.runtime.store.add_call(row)
 

@@ -2,7 +2,7 @@
 
 Why a seam: one gateway keeps them on its board (gateway/state/board.py), in memory its workers
 share; several replicas on several machines keep them in Redis (`state: redis://...`, contract §15).
-Every reader of the live figures (RateLimits, Ledger, Conversations) reads the board either way:
+Every reader of the live figures (RateLimits, Figures, Conversations) reads the board either way:
 with Redis, the board is this worker's mirror, refreshed by each round trip, and the few steps
 that must see every replica (seating, taking an rpm slot, a conversation's next turn) are one
 round trip each. Changes that need no answer (a seat ended, a cooldown learned, a verdict) ride

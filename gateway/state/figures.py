@@ -21,7 +21,7 @@ _LOADED, _LATEST = "ledger:loaded", "ledger:latest"
 LATEST = _LATEST  # the time of the latest seating (a shared state marks seats with it too)
 
 
-class Figures(TypedDict):
+class ModelFigures(TypedDict):
     """One model's live figures, as /bench/models shows them."""
 
     seated: int
@@ -31,7 +31,7 @@ class Figures(TypedDict):
     last_seated: float | None
 
 
-class Ledger:
+class Figures:
     def __init__(
         self,
         board: Board,
@@ -170,7 +170,7 @@ class Ledger:
                 )
         return Evidence(MappingProxyType(standings))
 
-    def row(self, alias: str) -> Figures:
+    def row(self, alias: str) -> ModelFigures:
         with self.board.locked():
             seated, last = self.board.numbers(_seated(alias))
             useful, judged = self.board.numbers(_verdicts(alias))

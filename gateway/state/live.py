@@ -51,5 +51,5 @@ class LiveState(Protocol):
 
     def settle_turn(self, key: Key, members: tuple[str, ...], member: str) -> None: ...
 
-    def figures(self) -> dict[str, Any] | None:
+    def round_trips(self) -> dict[str, Any] | None:
         """Round trips and their causes, for `/healthz` and the benchmarks; None on the board."""

@@ -12,16 +12,16 @@ from typing import Any
 from gateway.access.keys import Client
 from gateway.state.board import Board
 from gateway.state.conversations import Conversations, Key, Turn
-from gateway.state.figures import Ledger
+from gateway.state.figures import Figures
 from gateway.state.limits import Permit, RateLimits, Refused
 from gateway.state.live import Choose, Seating
 
 
 class LocalState:
     def __init__(
-        self, board: Board, ledger: Ledger, limits: RateLimits, conversations: Conversations
+        self, board: Board, figures: Figures, limits: RateLimits, conversations: Conversations
     ) -> None:
-        self.board, self.ledger, self.limits = board, ledger, limits
+        self.board, self.figures, self.limits = board, figures, limits
         self.conversations = conversations
 
     async def start(self) -> None:
@@ -40,10 +40,10 @@ class LocalState:
         between, so the next one sees these seats taken."""
         limits = self.limits
         with self.board.locked():
-            evidence = self.ledger.evidence(limits.cooling(now), shape, limits.scarce(now))
+            evidence = self.figures.evidence(limits.cooling(now), shape, limits.scarce(now))
             plan = choose(evidence)
             for chair in plan.seats:
-                self.ledger.seated(chair.alias, now)
+                self.figures.seated(chair.alias, now)
         return Seating(plan)
 
     async def acquire(self, alias: str) -> Permit | Refused:
@@ -61,5 +61,5 @@ class LocalState:
     def settle_turn(self, key: Key, members: tuple[str, ...], member: str) -> None:
         self.conversations.settle(key, members, member)
 
-    def figures(self) -> dict[str, Any] | None:
+    def round_trips(self) -> dict[str, Any] | None:
         return None

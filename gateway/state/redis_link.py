@@ -334,7 +334,7 @@ class RedisLink:
     async def close(self) -> None:
         await self.client.aclose()
 
-    def figures(self) -> dict[str, Any]:
+    def round_trips(self) -> dict[str, Any]:
         return {
             "redis": self.where,
             "up": self.up,

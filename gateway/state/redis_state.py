@@ -38,7 +38,7 @@ from gateway.state.conversations import (
     new_conversation,
     turn_of,
 )
-from gateway.state.figures import LATEST, Ledger, seated_cell
+from gateway.state.figures import LATEST, Figures, seated_cell
 from gateway.state.limits import (
     Cooldown,
     Permit,
@@ -75,14 +75,14 @@ class RedisState:
         config: Config,
         clock: Callable[[], float],
         board: Board,
-        parts: tuple[Ledger, RateLimits, Conversations, Keys],
+        parts: tuple[Figures, RateLimits, Conversations, Keys],
         journal: list[list[Any]],
         health: Health,
     ) -> None:
         assert config.state is not None
-        self.ledger, self.limits, self.conversations, self.keys = parts
+        self.figures, self.limits, self.conversations, self.keys = parts
         self.board, self.clock = board, clock
-        self.local = LocalState(board, self.ledger, self.limits, self.conversations)
+        self.local = LocalState(board, self.figures, self.limits, self.conversations)
         self.link = RedisLink(config.state, board, journal, clock, health)
         self.keys.spends = False  # spent in the seating step instead
         self._board_used = self.limits.used
@@ -170,7 +170,7 @@ class RedisState:
         would choose were those seated, for the step to fall back on."""
         board, limits = self.board, self.limits
         with board.locked():
-            evidence = self.ledger.evidence(limits.cooling(now), shape, limits.scarce(now))
+            evidence = self.figures.evidence(limits.cooling(now), shape, limits.scarce(now))
             plan = choose(evidence)
             chairs = [c for c in plan.seats if explorer(c, nominees)]
             aliases = [c.alias for c in chairs]
@@ -186,7 +186,7 @@ class RedisState:
             for chair in plan.seats:
                 cell = seated_cell(chair.alias)
                 marks.append((cell, board.numbers(cell), self.link.written.get(cell, -1)))
-                self.ledger.mark(chair.alias, now)
+                self.figures.mark(chair.alias, now)
         return plan, chairs, candidates, marks
 
     def _unmark(self, marks: Marks) -> None:
@@ -292,9 +292,9 @@ class RedisState:
     def settle_turn(self, key: Key, members: tuple[str, ...], member: str) -> None:
         self.conversations.settle(key, members, member)
 
-    def figures(self) -> dict[str, Any]:
+    def round_trips(self) -> dict[str, Any]:
         return {
-            **self.link.figures(),
+            **self.link.round_trips(),
             "panels": self.panels,
             "seat_finishes": self.finishes,
             "explorers_swapped": self.swaps,

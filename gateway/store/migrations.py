@@ -136,7 +136,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 
 
 def migrate(db: sqlite3.Connection) -> None:
-    """Apply the named migrations not yet in the ledger, in order, each in its own transaction.
+    """Apply the named migrations not yet in the migrations table, in order, each in its own
+    transaction.
 
     Each is checked again inside its write lock, so several workers opening one store at once
     apply it exactly once."""

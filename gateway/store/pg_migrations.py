@@ -147,7 +147,8 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
 
 
 async def migrate(db: AsyncConnection[Any]) -> list[str]:
-    """Apply the named migrations not yet in the ledger, in order, each in its own transaction,
+    """Apply the named migrations not yet in the migrations table, in order, each in its own
+    transaction,
     holding the advisory lock: a replica starting meanwhile waits, then finds them applied.
     Returns the names this call applied. *db* is in autocommit mode."""
     applied: list[str] = []

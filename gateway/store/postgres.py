@@ -139,7 +139,7 @@ class PostgresStore(PostgresState):
             )
             return {"seats": await seats.fetchall(), "verdicts": await verdicts.fetchall()}
 
-    # The usage ledger, read from the calls themselves.
+    # The usage, read from the calls themselves.
 
     async def day_counts(self, since: float) -> list[Row]:
         """Calls started since *since* (the day's start), per model and connection."""

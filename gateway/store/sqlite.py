@@ -167,7 +167,7 @@ class SqliteStore(SqliteState):
         ).fetchall()
         return {"seats": [dict(r) for r in seats], "verdicts": [dict(r) for r in verdicts]}
 
-    # The usage ledger, read from the calls themselves (a seat not called, `cooling`, spent
+    # The usage, read from the calls themselves (a seat not called, `cooling`, spent
     # nothing).
 
     async def day_counts(self, since: float) -> list[dict[str, Any]]:

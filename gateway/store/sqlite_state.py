@@ -92,7 +92,7 @@ class SqliteState(SqliteWriter):
         )
         return {alias: window for alias, window in rows}
 
-    # Quotas: cooldowns learned from providers (kept across restarts); the usage ledger is read
+    # Quotas: cooldowns learned from providers (kept across restarts); the usage is read
     # from the calls themselves (SqliteStore.day_counts).
 
     async def learn_limit(self, limit: dict[str, Any]) -> None:

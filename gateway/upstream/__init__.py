@@ -1,9 +1,10 @@
 """The one way out to the model providers: litellm, behind one seam.
 
-- `calls`: the seam itself; one call to one model.
+- `seam`: the seam itself: `Upstream`, what the gateway asks of it, and `LitellmUpstream`,
+  litellm behind it; one call to one model.
 - `failures`: what a failed call says (its kind, the wait it asks for, its headers).
 - `relay`: a route turn's call, relayed piece by piece.
-- `gate`: one call's set-up at a time, in arrival order, until its request has left.
+- `setup_queue`: one call's set-up at a time, in arrival order, until its request has left.
 - `inline`: the event loop's executor that runs litellm's CPU-only set-up on the loop.
 """
 

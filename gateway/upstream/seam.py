@@ -33,8 +33,8 @@ from gateway.errors import (
 from gateway.upstream import inline, relay
 from gateway.upstream.capped import CappedResponse, capped, too_large_in
 from gateway.upstream.failures import classify, headers_of, short
-from gateway.upstream.gate import Passage, SetupGate
 from gateway.upstream.relay import TurnReply
+from gateway.upstream.setup_queue import Passage, SetupQueue
 
 litellm.suppress_debug_info = True
 litellm.telemetry = False
@@ -53,7 +53,7 @@ SETUP_INLINE = frozenset(
 _PASSAGE: contextvars.ContextVar[Passage | None] = contextvars.ContextVar(
     "bench_passage", default=None
 )
-# the turns a call took at the reading gate, ended when the call returns
+# the turns a call took at the reading queue, ended when the call returns
 _READING: contextvars.ContextVar[list[Passage] | None] = contextvars.ContextVar(
     "bench_reading", default=None
 )
@@ -99,20 +99,20 @@ class LitellmUpstream:
       it (`shared_session`), with no cap on connections per host beyond the panel sizes.
     - litellm's per-call request set-up runs on the event loop for providers where it is CPU
       work only, instead of a thread hop each way (gateway/upstream/inline.py).
-    - Set-ups pass a gate one at a time, in arrival order, until their request leaves
-      (gateway/upstream/gate.py); the session's trace hook says when it does.
+    - Set-ups pass a queue one at a time, in arrival order, until their request leaves
+      (gateway/upstream/setup_queue.py); the session's trace hook says when it does.
     - Answers are read and parsed the same way, one at a time in order of arrival, through a
-      second gate entered when a response's headers arrive: a thousand answers arriving
+      second queue entered when a response's headers arrive: a thousand answers arriving
       together would otherwise all be ready on the loop at once, and a health check or a new
       client would wait behind every one of them (1000 panels: /healthz up to several
-      seconds); through the gate each waits behind at most one.
+      seconds); through the queue each waits behind at most one.
     """
 
     def __init__(self) -> None:
         self.session: aiohttp.ClientSession | None = None
         self.inline_models: frozenset[str] = frozenset()
-        self.gate = SetupGate()
-        self.reading = SetupGate()
+        self.setups = SetupQueue()
+        self.reading = SetupQueue()
         self.executor: inline.InlineWhere | None = None
 
     async def open(self, served: list[str]) -> None:
@@ -146,12 +146,12 @@ class LitellmUpstream:
         stream: bool = False,
         max_answer_bytes: int | None = None,
     ) -> Answer:
-        """One seat's call, through the gate and the shared session."""
+        """One seat's call, through the queue and the shared session."""
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         model = params.get("model", "")
         reading: list[Passage] = []
-        async with self.gate.passage(model) as passage:
+        async with self.setups.passage(model) as passage:
             token, turns = _PASSAGE.set(passage), _READING.set(reading)
             try:
                 answer = await call_model(
@@ -167,7 +167,7 @@ class LitellmUpstream:
                 _READING.reset(turns)
                 for turn in reading:
                     turn.end()
-            self.gate.succeeded(model, passage)
+            self.setups.succeeded(model, passage)
             return answer
 
     async def open_turn(
@@ -260,7 +260,7 @@ async def call_model(
     stream: bool = False,
     max_answer_bytes: int | None = None,
 ) -> Answer:
-    """Ask one model once, as given (no gate, no shared session unless *params* names one).
+    """Ask one model once, as given (no queue, no shared session unless *params* names one).
     Raises an UpstreamError subclass on every kind of failure, UpstreamAnswerTooLarge for an
     answer over *max_answer_bytes* (of UTF-8 text; reading stops once the raw response is past
     `raw_cap` of it, when it comes through a session built with `CappedResponse`)."""

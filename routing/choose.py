@@ -13,7 +13,8 @@ import zlib
 from dataclasses import dataclass
 
 from routing.catalog import ROUTER_PANEL, Catalog, Model
-from routing.errors import (
+from routing.evidence import Evidence
+from routing.refusals import (
     NothingToSeat,
     PromptTooLarge,
     UnknownAlias,
@@ -21,13 +22,12 @@ from routing.errors import (
     UnknownShape,
     echo,
 )
-from routing.evidence import Evidence
 
 CANNOT_SEE = "cannot see images (role vision or the fact vision: true)"
 
 
 @dataclass(frozen=True)
-class Ask:
+class PanelRequest:
     """The request facts routing needs. `collection` is ROUTER_PANEL for the router's panel."""
 
     collection: str
@@ -72,7 +72,7 @@ def estimate_tokens(characters: int) -> int:
 class _Table:
     """The state of one seating: who is seated, which families and connections are taken."""
 
-    def __init__(self, ask: Ask, catalog: Catalog, evidence: Evidence, now: float) -> None:
+    def __init__(self, ask: PanelRequest, catalog: Catalog, evidence: Evidence, now: float) -> None:
         self.ask, self.catalog, self.evidence, self.now = ask, catalog, evidence, now
         roles = catalog.roles_for(ask.shape)
         if roles is None:
@@ -150,7 +150,7 @@ class _Table:
         return min(candidates, key=self.staleness, default=None)
 
 
-def choose_panel(ask: Ask, catalog: Catalog, evidence: Evidence, now: float) -> Panel:
+def choose_panel(ask: PanelRequest, catalog: Catalog, evidence: Evidence, now: float) -> Panel:
     """Seat a panel for `ask`, or raise a routing Refusal saying why nobody can sit."""
     table = _Table(ask, catalog, evidence, now)
     nominees = _known_nominees(ask, catalog)
@@ -178,7 +178,7 @@ def choose_panel(ask: Ask, catalog: Catalog, evidence: Evidence, now: float) -> 
     )
 
 
-def _known_nominees(ask: Ask, catalog: Catalog) -> list[Model]:
+def _known_nominees(ask: PanelRequest, catalog: Catalog) -> list[Model]:
     unknown = [alias for alias in ask.nominees if catalog.model(alias) is None]
     if unknown:
         known = ", ".join(m.alias for m in catalog.models)

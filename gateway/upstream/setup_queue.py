@@ -4,14 +4,14 @@ Why: litellm's set-up of a call (building the request, the SDK's client and head
 couple of milliseconds of CPU on the event loop, split by several awaits. Started together,
 five seats interleave their set-ups step by step, so none is sent before the fifth is ready, all
 five answers come back at once and wait to be read in turn; a thousand panels at once do the same
-on a larger scale, and every panel's seats leave late. Through the gate, set-ups run one after
+on a larger scale, and every panel's seats leave late. Through the queue, set-ups run one after
 another in arrival order: each request leaves as soon as it is ready, answers come back spread
 out and are read as they arrive, and the first panels in are the first out.
 
 A passage is held until its request leaves (the HTTP session's trace hook calls `leave`) or for
 at most `hold_s`, 5 ms: an idle loop sets a call up in about 2 ms, so panels are served in turn;
 a loop busy with many panels stretches each set-up over many of its steps, and then the next
-set-up starts after 5 ms anyway, so the gate never leaves the CPU idle under load. A model whose
+set-up starts after 5 ms anyway, so the queue never leaves the CPU idle under load. A model whose
 calls are sent some other way and never say so is let through without queueing once one of its
 calls has succeeded in silence. The turn is handed straight to the longest waiter, so a call
 arriving later can never take it first (no waiter starves).
@@ -26,10 +26,10 @@ from collections.abc import AsyncIterator
 
 
 class Passage:
-    """One call's turn at the gate; `leave` ends the turn (the request is on its way)."""
+    """One call's turn at the queue; `leave` ends the turn (the request is on its way)."""
 
-    def __init__(self, gate: SetupGate | None) -> None:
-        self._gate = gate
+    def __init__(self, queue: SetupQueue | None) -> None:
+        self._queue = queue
         self.left = False
         self.timer: asyncio.TimerHandle | None = None
 
@@ -38,14 +38,14 @@ class Passage:
         self.end()
 
     def end(self) -> None:
-        gate, self._gate = self._gate, None
+        queue, self._queue = self._queue, None
         if self.timer is not None:
             self.timer.cancel()
-        if gate is not None:
-            gate._hand_on()
+        if queue is not None:
+            queue._hand_on()
 
 
-class SetupGate:
+class SetupQueue:
     def __init__(self, hold_s: float = 0.005) -> None:
         self.hold_s = hold_s
         self.silent: set[str] = set()  # models whose requests never report leaving
