@@ -19,7 +19,8 @@ from litellm.responses.litellm_completion_transformation.transformation import (
 
 import gateway.upstream  # noqa: F401  (sets litellm.suppress_debug_info before any translator)
 
-VERSION = "1.110.2"  # the litellm these translators are pinned to (tests/test_translate.py)
+# the litellm these translators are pinned to (tests/upstream/test_translate.py)
+VERSION = "1.110.2"
 
 _Config = LiteLLMCompletionResponsesConfig
 

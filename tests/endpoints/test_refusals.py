@@ -1,0 +1,149 @@
+"""Refused requests: an OpenAI-shaped error, nobody seated, no upstream called, nothing written."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+from tests.helpers.bench import assert_openai_error, bench_raw, nothing_happened
+
+USER = [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        (b"{not json", None),
+        (b"[1, 2]", None),
+        (b'{"model": "bench/trio"}', "messages"),
+        (b'{"model": "bench/trio", "messages": []}', "messages"),
+        (b'{"model": "bench/trio", "messages": ["hi"]}', "messages[0]"),
+        (
+            b'{"model": "bench/trio", "messages": [{"role": "robot", "content": "x"}]}',
+            "messages[0]",
+        ),
+        (b'{"model": "bench/trio", "messages": [{"role": "user", "content": 5}]}', "messages[0]"),
+        (b'{"messages": [{"role": "user", "content": "x"}]}', "model"),
+        (b'{"model": 7, "messages": [{"role": "user", "content": "x"}]}', "model"),
+        (
+            b'{"model": "bench/trio", "messages": [{"role": "user", "content": "x"}], '
+            b'"temperature": "hot"}',
+            "temperature",
+        ),
+        (
+            b'{"model": "bench/trio", "messages": [{"role": "user", "content": "x"}], '
+            b'"stream": "yes"}',
+            "stream",
+        ),
+        (
+            b'{"model": "bench/trio", "messages": [{"role": "user", "content": "x"}], '
+            b'"with": "alpha"}',
+            "with",
+        ),
+    ],
+)
+def test_malformed_requests_are_400(gateway, sim, tmp_path, body, param):
+    error = assert_openai_error(gateway.http.post("/v1/chat/completions", content=body), 400)
+    assert error["type"] == "invalid_request_error"
+    assert error["param"] == param
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_an_unknown_shape_is_400_listing_the_known_shapes(gateway, sim, tmp_path):
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.ask("bench/trio", extra_headers={"X-Panel-Shape": "poetry"})
+    message = caught.value.body["message"]
+    assert "poetry" in message and "review" in message and "design" in message
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_an_unknown_nominee_is_400(gateway, sim, tmp_path):
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.ask("bench/trio", extra_body={"with": ["ghost"]})
+    assert "ghost" in caught.value.body["message"]
+    response = gateway.http.post(
+        "/v1/chat/completions",
+        json={"model": "bench/trio", "messages": USER},
+        headers={"X-Panel-With": "alpha,ghost"},
+    )
+    assert assert_openai_error(response, 400)["param"] == "with"
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
+        {"tool_choice": "auto"},
+        {
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "1"}]},
+                {"role": "tool", "content": "42", "tool_call_id": "1"},
+            ]
+        },
+    ],
+)
+def test_tools_are_refused_on_a_panel(gateway, sim, tmp_path, extra):
+    body = {"model": "bench/trio", "messages": USER, **extra}
+    error = assert_openai_error(gateway.http.post("/v1/chat/completions", json=body), 400)
+    assert "tool" in error["message"]
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_an_unknown_collection_is_404_listing_collections_with_descriptions(gateway, sim, tmp_path):
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/nope")
+    message = caught.value.body["message"]
+    assert "nope" in message
+    assert "bench/trio: three members" in message and "bench/solo: one member" in message
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_a_body_over_the_limit_is_413(make_gateway, sim, tmp_path):
+    gw = make_gateway(max_body_bytes=2000)
+    body = {"model": "bench/trio", "messages": [{"role": "user", "content": "x" * 5000}]}
+    assert_openai_error(gw.http.post("/v1/chat/completions", json=body), 413)
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_a_prompt_no_member_can_hold_is_413(make_gateway, sim, tmp_path):
+    raw = bench_raw(sim.url)
+    for entry in raw["model_list"]:
+        entry["bench"]["context_window"] = 100
+    gw = make_gateway(raw)
+    with pytest.raises(openai.APIStatusError) as caught:
+        gw.ask("bench/trio", content="word " * 400)
+    assert caught.value.status_code == 413
+    assert "alpha" in caught.value.body["message"]
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_a_member_too_small_is_skipped_and_a_reserve_takes_its_seat(make_gateway, sim):
+    raw = bench_raw(sim.url)
+    raw["model_list"][0]["bench"]["context_window"] = 100  # alpha
+    gw = make_gateway(raw)
+    completion, _ = gw.ask("bench/trio", content="word " * 400)
+    bench = completion.model_extra["bench"]
+    assert bench["skipped"][0]["alias"] == "alpha" and bench["skipped"][0]["seat"] == "member1"
+    assert "context window" in bench["skipped"][0]["why"]
+    reserve = [s for s in bench["seats"] if s["replaces"] == "member1"]
+    assert reserve and reserve[0]["seat"] == "reserve1" and reserve[0]["status"] == "ok"
+    assert "sim-alpha" not in {r["model"] for r in sim.log()}
+
+
+def test_nothing_to_seat_is_503(make_gateway, sim, tmp_path):
+    raw = bench_raw(sim.url)
+    for entry in raw["model_list"]:
+        entry["bench"]["ad_hoc"] = True
+    gw = make_gateway(raw)
+    error = assert_openai_error(
+        gw.http.post("/v1/chat/completions", json={"model": "bench/panel", "messages": USER}), 503
+    )
+    assert "seated" in error["message"]
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_unknown_routes_and_methods_are_openai_shaped(gateway):
+    assert_openai_error(gateway.http.get("/v1/nothing"), 404)
+    assert_openai_error(gateway.http.get("/v1/chat/completions"), 405)

@@ -1,0 +1,42 @@
+"""The system's Chromium for the dashboard's browser tests (skipped with how to get it, failed
+in CI), and a page that records every request it made and every error it raised."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+WAIT_MS = 15_000
+
+
+def chromium_path() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        why = "the dashboard's browser tests need Debian's chromium: apt-get install chromium"
+        if os.environ.get("CI") == "true":
+            pytest.fail(why + " (.ci/run installs it)")
+        pytest.skip(why)
+    return found
+
+
+HOSTED = "bench.test"  # resolved to 127.0.0.1 by the browser: a name that is not loopback
+
+
+class Watched:
+    """A page with every request it made and every console error or uncaught exception."""
+
+    def __init__(self, browser) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def only_from(self, origin: str) -> None:
+        strays = [u for u in self.requests if not u.startswith(origin + "/")]
+        assert strays == [], strays
+        assert self.errors == []
