@@ -11,7 +11,7 @@ from routing.catalog import (
     PanelLimits,
     family_of,
 )
-from routing.choose import Panel, PanelRequest, Seat, Skipped, choose_panel, estimate_tokens
+from routing.choose import Choice, Panel, PanelRequest, Seat, Skipped, choose_panel, estimate_tokens
 from routing.evidence import Evidence, Standing
 from routing.refusals import (
     NothingToSeat,
@@ -31,6 +31,7 @@ __all__ = [
     "VISION",
     "PanelRequest",
     "Catalog",
+    "Choice",
     "Collection",
     "Evidence",
     "PanelLimits",

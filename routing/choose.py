@@ -10,7 +10,7 @@ count, so concurrent panels rotate through different models). Everything here is
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from routing.catalog import ROUTER_PANEL, Catalog, Model
 from routing.evidence import Evidence
@@ -356,3 +356,19 @@ def _pick_reserves(table: _Table) -> list[Model]:
             families.add(model.family)
             reserves.append(model)
     return reserves
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A panel to choose once the evidence is in: what the live state calls inside its seating
+    step (one step under the board's lock, or one Redis round trip), so that choosing and marking
+    the seats happen together. *notes* go before the panel's own (a vision panel's shape)."""
+
+    wanted: PanelRequest
+    catalog: Catalog
+    now: float
+    notes: tuple[str, ...] = ()
+
+    def __call__(self, evidence: Evidence) -> Panel:
+        plan = choose_panel(self.wanted, self.catalog, evidence, self.now)
+        return replace(plan, notes=self.notes + plan.notes) if self.notes else plan

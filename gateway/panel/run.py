@@ -1,7 +1,7 @@
-"""A panel, from its seating to its outcome: one object, `PanelRun`, whatever the client's format.
+"""A seated panel, to its outcome: one object, `PanelRun`, whatever the client's format.
 
-`seat()` chooses and marks the seats, puts the panel on the record and returns its `PanelRun`.
-A format's renderer then either awaits `run()` and shapes `completion()` (or `failure()`), or
+Seating (gateway/panel/seating.py) chooses and marks the seats, puts the panel on the record and
+returns its `PanelRun`. A format's renderer then either awaits `run()` and shapes `completion()` (or `failure()`), or
 follows `events()`, every seat's finish the moment it happens, then the end. Plain and streamed
 replies are the same run.
 
@@ -15,20 +15,14 @@ import asyncio
 import dataclasses
 import json
 import logging
-import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.access.keys import EVERYONE, Client
 from gateway.errors import (
-    BadRequest,
     GatewayError,
-    NotFound,
     PanelFailed,
-    PayloadTooLarge,
     TooManyRequests,
-    Unseatable,
 )
 from gateway.panel import reply
 from gateway.panel.ask import Ask
@@ -37,28 +31,8 @@ from gateway.panel.merger import Merge, merge
 from gateway.panel.reply import PanelFacts
 from gateway.runtime import Runtime
 from gateway.state.limits import Permit, Refused
-from routing import (
-    Evidence,
-    NothingToSeat,
-    Panel,
-    PanelRequest,
-    PromptTooLarge,
-    Refusal,
-    UnknownAlias,
-    UnknownCollection,
-    UnknownShape,
-    choose_panel,
-)
 
 log = logging.getLogger("bench.panel")
-
-_REFUSALS = {
-    UnknownCollection: NotFound,
-    UnknownShape: BadRequest,
-    UnknownAlias: BadRequest,
-    PromptTooLarge: PayloadTooLarge,
-    NothingToSeat: Unseatable,
-}
 
 
 @dataclass(frozen=True)
@@ -99,89 +73,6 @@ class PanelEnded:
 
 
 Event = SeatFinished | KeepAlive | PanelEnded
-
-
-def new_panel_id(now: float) -> str:
-    """`p`, the second the panel was seated (8 hex digits), then 48 random bits.
-
-    Starting with the time puts a new panel's rows, and its seats' (`<panel id>.<seat>`), at the
-    right-hand edge of the records' primary keys, on pages just written, rather than on a random
-    page of a large index (measured in docs/scaling.md); the random part keeps ids made in the
-    same second, by any replica, apart."""
-    return f"p{int(now) & 0xFFFFFFFF:08x}{secrets.token_hex(6)}"
-
-
-async def seat(runtime: Runtime, ask: Ask, client: Client = EVERYONE) -> PanelRun:
-    """Choose and mark the panel, put it on the record, and return its run (not yet started).
-
-    Choosing and marking are one step of the live state (gateway/state): on the board, one
-    event-loop step under its lock; in Redis, one round trip. Either way a panel arriving a
-    moment later, in this worker or another, already sees these seats taken and rotates to
-    other models."""
-    now = runtime.clock()
-    panel_id = new_panel_id(now)
-    catalog = runtime.config.catalog
-    notes: tuple[str, ...] = ()
-    if ask.images:  # a vision panel: a shape that seats models able to see, and only those
-        shape, shape_by, note = catalog.shape_for_images(ask.shape, ask.shape_by)
-        ask = dataclasses.replace(ask, shape=shape, shape_by=shape_by)
-        notes = (note,)
-    wanted = PanelRequest(
-        collection=ask.collection,
-        shape=ask.shape,
-        nominees=ask.nominees,
-        prompt_tokens=ask.prompt_tokens,
-        seed=int(panel_id[1:], 16),
-        images=ask.images,
-    )
-
-    def choose(evidence: Evidence) -> Panel:
-        try:
-            plan = choose_panel(wanted, catalog, evidence, now)
-        except Refusal as refusal:
-            error = _REFUSALS.get(type(refusal), BadRequest)
-            raise error(refusal.message, param=refusal.param) from None
-        return dataclasses.replace(plan, notes=notes + plan.notes)
-
-    seating = await runtime.live.seat(choose, ask.shape, ask.nominees, client, now)
-    plan = seating.plan
-    facts = PanelFacts(
-        panel_id=panel_id,
-        requested_model=ask.requested_model,
-        collection=ask.collection,
-        shape=ask.shape,
-        shape_by=ask.shape_by,
-        plan=plan,
-        created=now,
-    )
-    try:
-        await _record_panel(runtime, ask, plan, panel_id, now, client.name)
-    except BaseException:
-        for permit in seating.permits.values():
-            if not isinstance(permit, Refused):
-                permit.release()
-        raise
-    return PanelRun(runtime, facts, ask, seating.permits)
-
-
-async def _record_panel(
-    runtime: Runtime, ask: Ask, plan: Panel, panel_id: str, now: float, key_name: str
-) -> None:
-    await runtime.store.add_panel(
-        {
-            "id": panel_id,
-            "created": now,
-            "requested_model": ask.requested_model,
-            "collection": ask.collection,
-            "shape": ask.shape,
-            "shape_by": ask.shape_by,
-            "prompt": ask.prompt,
-            "key_name": key_name,
-            "skipped": reply.skipped_view(plan),
-            "notes": list(plan.notes),
-            "reserves": list(plan.reserves),
-        }
-    )
 
 
 def _formatted(sampling: dict[str, Any]) -> bool:

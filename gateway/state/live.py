@@ -21,7 +21,8 @@ class Seating:
     permits: dict[str, Permit | Refused] = field(default_factory=dict)
 
 
-Choose = Callable[[Evidence], Panel]  # a panel from the evidence, or a refusal raised
+# a panel from the evidence (routing.Choice), or a routing.Refusal raised
+Choose = Callable[[Evidence], Panel]
 
 
 class LiveState(Protocol):

@@ -51,7 +51,7 @@ from gateway.state.limits import (
 from gateway.state.live import Choose, Seating
 from gateway.state.local import LocalState
 from gateway.state.redis_link import COUNTS, Down, RedisLink, log
-from routing import Panel, Seat
+from routing import Panel, Refusal, Seat
 
 # a seat marked on this worker's board: (cell, its numbers before, the version of them it had)
 Marks = list[tuple[str, tuple[float, float], int]]
@@ -175,7 +175,7 @@ class RedisState:
             chairs = [c for c in plan.seats if explorer(c, nominees)]
             aliases = [c.alias for c in chairs]
             if chairs:
-                with contextlib.suppress(GatewayError):
+                with contextlib.suppress(Refusal):
                     later = choose(as_seated(evidence, aliases, now))
                     aliases += [
                         c.alias for c in later.seats
@@ -201,7 +201,7 @@ class RedisState:
         slots = self.keys.spend(client)
         try:
             return self.local.seat_here(choose, shape, now)
-        except GatewayError:
+        except (GatewayError, Refusal):
             if slots:
                 self.board.forget(slots)
             raise

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import openai
 import pytest
 
-from gateway.panel.run import new_panel_id
+from gateway.panel.seating import new_panel_id
 from tests.helpers.bench import MODELS, served
 
 
