@@ -89,7 +89,7 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
             for chunk in _chunks(source, table, fields):
                 if table == "verdicts":
                     chunk = [[*row, row[0], row[5]] for row in chunk]
-                async with store.pool.connection() as db, db.transaction(), db.cursor() as cur:
+                async with store.link.pool.connection() as db, db.transaction(), db.cursor() as cur:
                     await cur.executemany(sql.encode(), chunk)  # (pipelined: few round trips)
                     added += max(cur.rowcount, 0)  # the rows the whole chunk added
                 seen += len(chunk)

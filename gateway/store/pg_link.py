@@ -3,8 +3,10 @@
 psycopg 3 talks to PostgreSQL asynchronously from a small pool, so the event loop never waits on
 the network. Panel and seat rows are batched, and kept on local disk while PostgreSQL is down
 (gateway/store/pg_writes.py); everything else needs PostgreSQL, and while it cannot be reached
-is a 503 (RecordsUnavailable) after WAIT_S at most, never a hang or a 500. The queries live in
-the classes built on this one (gateway/store/pg_state.py, gateway/store/postgres.py).
+is a 503 (RecordsUnavailable) after WAIT_S at most, never a hang or a 500. `PostgresLink` is
+held, not inherited: the store (gateway/store/postgres.py) and its keys and learned limits
+(gateway/store/pg_keys.py) are each handed it, and run their queries through it (`connection`,
+`execute`, `fetch`), so every read goes through the one place that turns an outage into a 503.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ CONNECTING: dict[str, Any] = {"connect_timeout": 5, "tcp_user_timeout": 10_000}
 
 
 class PostgresLink:
-    """Opens and closes the store, lends a pooled connection to a read (`_connection`), and
-    hands panel and seat rows to their batched writes (`SeatWrites`)."""
+    """Opens and closes the store, lends a pooled connection to a read (`connection`, or
+    `execute` and `fetch` for one statement), and hands panel and seat rows to their batched
+    writes (`writes`, a `SeatWrites`). The queries live in the parts that hold this one."""
 
     def __init__(
         self,
@@ -88,7 +91,7 @@ class PostgresLink:
         return self.writes.room()
 
     @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection[Row]]:
+    async def connection(self) -> AsyncIterator[AsyncConnection[Row]]:
         """A pooled connection; PostgreSQL unreachable is a 503 after WAIT_S at most."""
         try:
             async with self.pool.connection() as db:
@@ -97,12 +100,14 @@ class PostgresLink:
             self.writes.noticed(exc)
             raise unavailable() from exc
 
-    async def _execute(self, sql: str, args: tuple[Any, ...]) -> None:
-        async with self._connection() as db:
+    async def execute(self, sql: str, args: tuple[Any, ...]) -> None:
+        """One statement on a pooled connection (as `connection`: a 503 while unreachable)."""
+        async with self.connection() as db:
             await db.execute(sql.encode(), args)
 
-    async def _fetch(self, sql: str, args: tuple[Any, ...]) -> list[Row]:
-        async with self._connection() as db:
+    async def fetch(self, sql: str, args: tuple[Any, ...]) -> list[Row]:
+        """One statement's rows (as `connection`: a 503 while unreachable)."""
+        async with self.connection() as db:
             rows = await db.execute(sql.encode(), args)
             return await rows.fetchall()
 

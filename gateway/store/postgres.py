@@ -1,27 +1,71 @@
 """The record store on PostgreSQL, for several gateway replicas sharing one set of records.
 
 `PostgresStore` keeps the `SqliteStore`'s meaning row for row (the same tables, JSON fields as
-text, verdicts with their history, owner-scoped reads); only the engine changes. Its queries on
-the records are here; the pool, the batched seat rows and outages are gateway/store/pg_link.py,
-the keys and learned limits gateway/store/pg_state.py.
+text, verdicts with their history, owner-scoped reads); only the engine changes. It holds its
+two parts rather than inheriting them:
+- `link`, a `PostgresLink` (gateway/store/pg_link.py): the pool, opening and closing, the
+  batched seat rows kept on disk through an outage, and the way a read turns one into a 503;
+- `keys_and_limits`, a `PostgresKeysAndLimits` (gateway/store/pg_keys.py): gateway keys, and
+  the context windows and cooldowns learned from providers, handed the same link.
+The queries on the records are here, run through the link (`link.connection`, `link.fetch`).
+Every `RecordStore` method is defined here (the parts' as one-line delegations), so each is
+found from the store.
 """
 
 from __future__ import annotations
 
 from psycopg import AsyncConnection
 
+from gateway.health import Health
 from gateway.store import pg_pages
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.pg_state import PostgresState
+from gateway.store.pg_keys import PostgresKeysAndLimits
+from gateway.store.pg_link import POOL_SIZE, PostgresLink
+from gateway.store.pg_writes import GATHER_S, PATIENCE
 from gateway.store.rows import Row, insert_verdict, load, load_verdict, repeats
+from gateway.store.spill import Spill
 
 _CALL_COLUMNS = ", ".join(f'c."{name}"' for name in CALL_FIELDS)
 _PANEL_COLUMNS = ", ".join(f'"{name}"' for name in PANEL_FIELDS)
 
 
-class PostgresStore(PostgresState):
-    """The records' queries, over the keys and learned limits (`PostgresState`) and the pool and
-    seat writes (`PostgresLink`) beneath them."""
+class PostgresStore:
+    """The records' queries, with the link (`link`: the pool and seat writes) they run through
+    and the keys and learned limits (`keys_and_limits`) beside them."""
+
+    def __init__(
+        self,
+        url: str,
+        pool_size: int = POOL_SIZE,
+        *,
+        spill: Spill | None = None,
+        health: Health | None = None,
+        patience: int = PATIENCE,
+        gather_s: float = GATHER_S,
+    ) -> None:
+        """The link's arguments (PostgresLink says what each is for)."""
+        self.link = PostgresLink(
+            url, pool_size, spill=spill, health=health, patience=patience, gather_s=gather_s
+        )
+        self.keys_and_limits = PostgresKeysAndLimits(self.link)
+
+    # Opening, closing and the batched rows: the link's.
+
+    async def open(self) -> None:
+        """Migrate, and write back rows spilled by a process that is gone (PostgresLink.open)."""
+        await self.link.open()
+
+    async def close(self) -> None:
+        await self.link.close()
+
+    def room(self) -> str | None:
+        return self.link.room()
+
+    async def add_panel(self, panel: Row) -> None:
+        await self.link.add_panel(panel)
+
+    async def add_call(self, call: Row) -> None:
+        await self.link.add_call(call)
 
     # Verdicts: the call's row is locked while its current verdict is compared, so two verdicts
     # on one seat arriving on two replicas are written one after the other, as SQLite's are.
@@ -30,7 +74,7 @@ class PostgresStore(PostgresState):
         self, verdict: Row, owner: str | None = None
     ) -> tuple[bool, Row | None] | None:
         """Store a verdict. None: unknown call (or not *owner*'s). Else (written, previous)."""
-        async with self._connection() as db, db.transaction():
+        async with self.link.connection() as db, db.transaction():
             found = await db.execute(
                 "SELECT 1 FROM calls c JOIN panels p ON p.id = c.panel_id "
                 "WHERE c.id = %s AND (%s::text IS NULL OR p.key_name = %s) FOR UPDATE OF c",
@@ -47,7 +91,7 @@ class PostgresStore(PostgresState):
     # Reads by primary key, filtered by the panel's key name in the same indexed lookup.
 
     async def panel(self, panel_id: str, owner: str | None = None) -> Row | None:
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             found = await db.execute(
                 f"SELECT {_PANEL_COLUMNS} FROM panels "
                 "WHERE id = %s AND (%s::text IS NULL OR key_name = %s)",
@@ -66,7 +110,7 @@ class PostgresStore(PostgresState):
             return panel
 
     async def call(self, call_id: str, owner: str | None = None) -> Row | None:
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             found = await db.execute(
                 f"SELECT {_CALL_COLUMNS}, p.collection AS collection FROM calls c "
                 "JOIN panels p ON p.id = c.panel_id "
@@ -78,7 +122,7 @@ class PostgresStore(PostgresState):
 
     async def verdict_states(self, call_ids: list[str], owner: str | None = None) -> dict[str, str]:
         """Each known call's state: pending (answered, unjudged), judged or unanswered."""
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             found = await db.execute(
                 "SELECT c.id, c.status, EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id) "
                 "AS judged FROM calls c JOIN panels p ON p.id = c.panel_id "
@@ -94,7 +138,7 @@ class PostgresStore(PostgresState):
 
     async def owed(self, owner: str | None = None, limit: int = 50) -> list[Row]:
         """The newest answered seats that no verdict judges yet (mergers aside)."""
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             found = await db.execute(
                 "SELECT c.id AS call, c.panel_id AS panel, c.seat, c.alias, c.finished, "
                 "p.collection FROM calls c JOIN panels p ON p.id = c.panel_id "
@@ -112,7 +156,7 @@ class PostgresStore(PostgresState):
         self, limit: int, before: str | None = None, owed: bool = False, owner: str | None = None
     ) -> Row:
         """Raises pages.UnknownCursor when *before* names no panel *owner* can see."""
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             found = await pg_pages.panels_page(
                 db, limit=limit, before=before, owed=owed, owner=owner
             )
@@ -120,12 +164,12 @@ class PostgresStore(PostgresState):
             return found
 
     async def change_marker(self) -> tuple[int, int, int]:
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             return await pg_pages.change_marker(db)
 
     async def standings(self) -> Row:
         """Per alias: seated, answered, last seated; per (alias, shape): useful and judged."""
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             seats = await db.execute(
                 "SELECT alias, COUNT(*) AS seated, COUNT(*) FILTER (WHERE status = 'ok') "
                 "AS answered, MAX(started) AS last_seated FROM calls WHERE seat != 'merger' "
@@ -139,11 +183,42 @@ class PostgresStore(PostgresState):
             )
             return {"seats": await seats.fetchall(), "verdicts": await verdicts.fetchall()}
 
+    # Gateway keys, learned context windows and cooldowns: the keys_and_limits'.
+
+    async def add_key(self, key: Row) -> bool:
+        return await self.keys_and_limits.add_key(key)
+
+    async def keys(self) -> list[Row]:
+        return await self.keys_and_limits.keys()
+
+    async def key_by_digest(self, digest: str) -> Row | None:
+        """Never cached; during an outage, as last seen (PostgresKeysAndLimits.key_by_digest)."""
+        return await self.keys_and_limits.key_by_digest(digest)
+
+    async def revoke_key(self, name: str) -> bool:
+        return await self.keys_and_limits.revoke_key(name)
+
+    async def touch_key(self, name: str, when: float) -> None:
+        """Best effort: skipped while PostgreSQL cannot be reached."""
+        await self.keys_and_limits.touch_key(name, when)
+
+    async def learn_window(self, alias: str, window: int) -> None:
+        await self.keys_and_limits.learn_window(alias, window)
+
+    async def learned_windows(self) -> dict[str, int]:
+        return await self.keys_and_limits.learned_windows()
+
+    async def learn_limit(self, limit: Row) -> None:
+        await self.keys_and_limits.learn_limit(limit)
+
+    async def learned_limits(self, now: float) -> list[Row]:
+        return await self.keys_and_limits.learned_limits(now)
+
     # The usage, read from the calls themselves.
 
     async def day_counts(self, since: float) -> list[Row]:
         """Calls started since *since* (the day's start), per model and connection."""
-        return await self._fetch(
+        return await self.link.fetch(
             "SELECT alias, connection, COUNT(*) AS calls FROM calls "
             "WHERE started >= %s AND status != 'cooling' GROUP BY alias, connection",
             (since,),
@@ -153,7 +228,7 @@ class PostgresStore(PostgresState):
         self, start: float, end: float, time_zone: str, owner: str | None = None
     ) -> list[Row]:
         """Calls, tokens in/out and errors per day (in *time_zone*), model, connection and key."""
-        return await self._fetch(
+        return await self.link.fetch(
             "SELECT to_char(to_timestamp(c.started) AT TIME ZONE %s, 'YYYY-MM-DD') AS day, "
             "c.alias, c.connection, p.key_name AS key, COUNT(*) AS calls, "
             "COALESCE(SUM(c.tokens_in), 0)::bigint AS tokens_in, "

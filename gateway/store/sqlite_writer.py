@@ -1,8 +1,12 @@
-"""The SQLite connection and its one writer thread, beneath `SqliteStore`.
+"""The SQLite connections and their one writer thread: the part of `SqliteStore` that opens,
+closes and writes the file.
 
 SQLite calls are blocking, so they run on one dedicated writer thread: the event loop never
 waits on the disk, and one thread owning the connection keeps transactions short and serial.
 Seats finishing together are written in one transaction (`_flush`), and a bad row fails alone.
+`SqliteWriter` is held, not inherited: the store (gateway/store/sqlite.py) and its keys and
+learned limits (gateway/store/sqlite_keys.py) are each handed it, and run their queries on
+its thread (`run`) against its connection (`db`).
 """
 
 from __future__ import annotations
@@ -30,25 +34,28 @@ _Pending = tuple[str, tuple[str, ...], dict[str, Any], asyncio.Future[None]]
 
 
 class SqliteWriter:
-    """Opens and closes the store, runs blocking calls on the writer thread (`_run`), and
-    writes panels and calls in batches; the queries live in the classes built on it."""
+    """Opens and closes the file, runs blocking calls on the writer thread (`run`), and writes
+    panels and calls in batches. `db` is the writer thread's connection (use it only in what
+    `run` runs); `key_reader` a read-only one for key lookups on the event loop's thread. Both
+    are None until `open`. The queries live in the parts that hold this one."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
-        self._db: sqlite3.Connection | None = None
-        self._keys: sqlite3.Connection | None = None  # key lookups, on the event loop's thread
+        self.db: sqlite3.Connection | None = None
+        self.key_reader: sqlite3.Connection | None = None  # on the event loop's thread
         # Rows waiting for the writer thread: seats finishing together are written in one
         # transaction, and each caller is answered only once its own row is committed.
         self._pending: list[_Pending] = []
         self._flushing = False
         self._lock = threading.Lock()
 
-    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+    async def run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """*fn*(*args*) on the writer thread, the one place `db` is used."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     async def open(self) -> None:
-        await self._run(self._open)
+        await self.run(self._open)
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,20 +71,20 @@ class SqliteWriter:
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         migrate(db)
-        self._db = db
+        self.db = db
         keys = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         keys.execute("PRAGMA busy_timeout=0")  # never wait on the loop: busy goes to the writer
         keys.execute("PRAGMA query_only=ON")
         keys.row_factory = sqlite3.Row
-        self._keys = keys
+        self.key_reader = keys
 
     async def close(self) -> None:
-        if self._keys is not None:
-            self._keys.close()
-            self._keys = None
-        if self._db is not None:
-            await self._run(self._db.close)
-            self._db = None
+        if self.key_reader is not None:
+            self.key_reader.close()
+            self.key_reader = None
+        if self.db is not None:
+            await self.run(self.db.close)
+            self.db = None
         self._pool.shutdown(wait=True)
 
     def room(self) -> str | None:
@@ -137,7 +144,7 @@ class SqliteWriter:
         """One transaction for the batch. It takes the write lock up front (BEGIN IMMEDIATE, which
         waits out another worker's writes for busy_timeout), and tries again for a while if the
         store stays locked: an answered seat is never dropped for a moment of contention."""
-        db = self._db
+        db = self.db
         assert db is not None
         _while_locked(db, "BEGIN IMMEDIATE", tries=tries, pause_s=0.05)
         try:

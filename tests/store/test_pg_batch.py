@@ -34,8 +34,9 @@ def test_panels_and_seats_written_together_read_back_whole(pg_url):
         await store.open()
         try:
             route_seat = {**call("p2", "member1"), "failed_over": [{"alias": "b", "why": "429"}]}
-            await store.writes._insert([*_both(2), ("panels", panel(2)), ("calls", route_seat)])
-            await store.writes._insert(_both(3), skip_existing=True)  # written back twice
+            rows = [*_both(2), ("panels", panel(2)), ("calls", route_seat)]
+            await store.link.writes._insert(rows)
+            await store.link.writes._insert(_both(3), skip_existing=True)  # written back twice
             return [await store.panel(f"p{i}") for i in range(3)]
         finally:
             await store.close()
@@ -61,20 +62,20 @@ def test_seat_rows_arriving_within_the_gathering_window_are_one_transaction_each
             async def write(turns: int, table: str, row: dict) -> list[str]:
                 for _ in range(turns):
                     await asyncio.sleep(0)  # each writer arrives a loop turn after the last
-                await store.writes.write(table, row)
+                await store.link.writes.write(table, row)
                 found = await store.panel("p0")  # returned: its row is committed
                 return [] if found is None else [s["id"] for s in found["seats"]]
 
             seats = [call("p0", f"member{s}") for s in range(1, 6)]
-            await store.writes.write("panels", panel(0))  # a panel row waits for no window
+            await store.link.writes.write("panels", panel(0))  # a panel row waits for no window
             order = [("calls", seat) for seat in seats]
             seen = await asyncio.gather(*(write(i, *item) for i, item in enumerate(order)))
-            async with store.pool.connection() as db:
+            async with store.link.pool.connection() as db:
                 cursor = await db.execute("SELECT COUNT(DISTINCT xmin::text) AS n FROM calls")
                 transactions = (await cursor.fetchone())["n"]
-            store.writes.gather_s = 0.0  # no window: a lone row goes at once, its own batch
-            await store.writes.write("calls", call("p0", "member6"))
-            async with store.pool.connection() as db:
+            store.link.writes.gather_s = 0.0  # no window: a lone row goes at once, its own batch
+            await store.link.writes.write("calls", call("p0", "member6"))
+            async with store.link.pool.connection() as db:
                 cursor = await db.execute("SELECT COUNT(DISTINCT xmin::text) AS n FROM calls")
                 later = (await cursor.fetchone())["n"]
             return transactions, seen, later
@@ -92,16 +93,16 @@ def test_a_panel_row_ends_the_window_and_takes_the_seat_rows_gathered_with_it(pg
         store = PostgresStore(pg_url, gather_s=30.0)  # only a panel row can end this window
         await store.open()
         try:
-            await store.writes._insert([("panels", panel(0))])
-            seat = asyncio.ensure_future(store.writes.write("calls", call("p0", "member1")))
+            await store.link.writes._insert([("panels", panel(0))])
+            seat = asyncio.ensure_future(store.link.writes.write("calls", call("p0", "member1")))
             for _ in range(3):
                 await asyncio.sleep(0)
             assert not seat.done()  # gathering
             began = asyncio.get_running_loop().time()
-            await asyncio.wait_for(store.writes.write("panels", panel(1)), 10)
+            await asyncio.wait_for(store.link.writes.write("panels", panel(1)), 10)
             waited = asyncio.get_running_loop().time() - began
             await asyncio.wait_for(seat, 10)
-            async with store.pool.connection() as db:
+            async with store.link.pool.connection() as db:
                 cursor = await db.execute(
                     "SELECT COUNT(DISTINCT xmin::text) AS n FROM "
                     "(SELECT xmin FROM panels WHERE id = 'p1' "

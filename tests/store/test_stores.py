@@ -17,11 +17,16 @@ from tests.helpers.records import call, panel
 class CountingStore(SqliteStore):
     """The real store, counting the transactions its writer thread commits."""
 
-    batches: list[int]
+    def __init__(self, path) -> None:
+        super().__init__(path)
+        self.batches: list[int] = []
+        insert_all = self.writer._insert_all
 
-    def _insert_all(self, batch) -> None:
-        self.batches = [*getattr(self, "batches", []), len(batch)]
-        super()._insert_all(batch)
+        def counted(batch, *args, **options) -> None:
+            self.batches.append(len(batch))
+            insert_all(batch, *args, **options)
+
+        self.writer._insert_all = counted  # type: ignore[method-assign]
 
 
 class CountingPostgres(PostgresStore):
@@ -30,13 +35,13 @@ class CountingPostgres(PostgresStore):
     def __init__(self, url: str) -> None:
         super().__init__(url)
         self.batches: list[int] = []
-        insert = self.writes._insert
+        insert = self.link.writes._insert
 
         async def counted(rows, **options) -> None:
             self.batches.append(len(rows))
             await insert(rows, **options)
 
-        self.writes._insert = counted  # type: ignore[method-assign]
+        self.link.writes._insert = counted  # type: ignore[method-assign]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -289,7 +294,7 @@ def test_sqlite_reads_a_panels_seats_as_a_range_of_the_calls_primary_key(tmp_pat
                 )
                 db.execute("ANALYZE")
             ran: list[str] = []
-            await store._run(lambda: store._db.set_trace_callback(ran.append))
+            await store.writer.run(lambda: store.writer.db.set_trace_callback(ran.append))
             await read_seats_by_panel(store)
             return ran
         finally:

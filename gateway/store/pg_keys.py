@@ -1,10 +1,15 @@
 """What the PostgreSQL store keeps besides the records: gateway keys, and the context windows and
-rate limits learned from providers (kept across restarts, shared by every replica)."""
+rate limits learned from providers (kept across restarts, shared by every replica).
+
+`PostgresKeysAndLimits` holds the `PostgresLink` it is handed (gateway/store/pg_link.py, which
+the store holds too), through which it reads and writes (`link.connection`, `link.execute`,
+`link.fetch`), and the keys as last seen, for an outage. `PostgresStore`
+(gateway/store/postgres.py) delegates its key and learned-limit methods here.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import time
 from collections import OrderedDict
 from typing import Any
@@ -16,17 +21,20 @@ from gateway.store.rows import KEY_COLUMNS, Row, insert_key, load_key
 KNOWN_KEYS = 1024  # keys remembered as last seen, for an outage
 
 
-class PostgresState(PostgresLink):
-    # Gateway keys: only the SHA-256 of a key is ever stored.
+class PostgresKeysAndLimits:
+    """Gateway keys (only the SHA-256 of a key is ever stored), and the context windows and
+    cooldowns learned from providers, in the database the link reaches."""
 
-    @functools.cached_property
-    def _known_keys(self) -> OrderedDict[str, Row]:
-        """Keys as last seen, newest last, for an outage (`key_by_digest`)."""
-        return OrderedDict()
+    def __init__(self, link: PostgresLink) -> None:
+        self.link = link
+        # Keys as last seen, newest last, for an outage (`key_by_digest`).
+        self._known_keys: OrderedDict[str, Row] = OrderedDict()
+
+    # Gateway keys.
 
     async def add_key(self, key: Row) -> bool:
         sql, values = insert_key(key, "%s")
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             added = await db.execute(sql + " ON CONFLICT DO NOTHING", values)
             return added.rowcount == 1
 
@@ -53,13 +61,13 @@ class PostgresState(PostgresLink):
         return found[0]
 
     async def _select_keys(self, where: str, args: tuple[Any, ...]) -> list[Row]:
-        rows = await self._fetch(
+        rows = await self.link.fetch(
             f"SELECT {KEY_COLUMNS} FROM gateway_keys WHERE {where} ORDER BY created", args
         )
         return [load_key(r) for r in rows]
 
     async def revoke_key(self, name: str) -> bool:
-        async with self._connection() as db:
+        async with self.link.connection() as db:
             revoked = await db.execute(
                 "UPDATE gateway_keys SET revoked = %s WHERE name = %s AND revoked IS NULL",
                 (time.time(), name),
@@ -70,14 +78,14 @@ class PostgresState(PostgresLink):
         """Best effort: while PostgreSQL cannot be reached (`/healthz` says so), a key's last
         use is not updated, and its request is served all the same."""
         with contextlib.suppress(RecordsUnavailable):
-            await self._execute(
+            await self.link.execute(
                 "UPDATE gateway_keys SET last_used = %s WHERE name = %s", (when, name)
             )
 
     # Context windows and limits learned from providers.
 
     async def learn_window(self, alias: str, window: int) -> None:
-        await self._execute(
+        await self.link.execute(
             "INSERT INTO learned_windows VALUES (%s, %s, %s) ON CONFLICT (alias) DO UPDATE SET "
             "context_window = LEAST(learned_windows.context_window, excluded.context_window), "
             "learned = excluded.learned",
@@ -85,11 +93,11 @@ class PostgresState(PostgresLink):
         )
 
     async def learned_windows(self) -> dict[str, int]:
-        rows = await self._fetch("SELECT alias, context_window FROM learned_windows", ())
+        rows = await self.link.fetch("SELECT alias, context_window FROM learned_windows", ())
         return {r["alias"]: r["context_window"] for r in rows}
 
     async def learn_limit(self, limit: Row) -> None:
-        await self._execute(
+        await self.link.execute(
             "INSERT INTO learned_limits VALUES (%s, %s, %s, %s, %s) ON CONFLICT (alias) DO UPDATE "
             "SET until = excluded.until, why = excluded.why, source = excluded.source, "
             "learned = excluded.learned",
@@ -97,6 +105,6 @@ class PostgresState(PostgresLink):
         )
 
     async def learned_limits(self, now: float) -> list[Row]:
-        return await self._fetch(
+        return await self.link.fetch(
             "SELECT alias, until, why, source FROM learned_limits WHERE until > %s", (now,)
         )

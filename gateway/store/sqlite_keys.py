@@ -1,5 +1,11 @@
 """What the SQLite store keeps besides the records: gateway keys, and the context windows and
-rate limits learned from providers (kept across restarts)."""
+rate limits learned from providers (kept across restarts).
+
+`SqliteKeysAndLimits` holds only the `SqliteWriter` it is handed (gateway/store/sqlite_writer.py,
+which the store holds too): its queries run on that writer's thread (`writer.run`) against its
+connection (`writer.db`), and a key lookup reads the writer's `key_reader` on the event loop's
+thread. `SqliteStore` (gateway/store/sqlite.py) delegates its key and learned-limit methods here.
+"""
 
 from __future__ import annotations
 
@@ -11,22 +17,28 @@ from gateway.store.rows import KEY_COLUMNS, insert_key, load_key
 from gateway.store.sqlite_writer import SqliteWriter
 
 
-class SqliteState(SqliteWriter):
-    # Gateway keys: only the SHA-256 of a key is ever stored.
+class SqliteKeysAndLimits:
+    """Gateway keys (only the SHA-256 of a key is ever stored), and the context windows and
+    cooldowns learned from providers, in the file the writer holds."""
+
+    def __init__(self, writer: SqliteWriter) -> None:
+        self.writer = writer
+
+    # Gateway keys.
 
     async def add_key(self, key: dict[str, Any]) -> bool:
-        return await self._run(self._add_key, key)
+        return await self.writer.run(self._add_key, key)
 
     def _add_key(self, key: dict[str, Any]) -> bool:
-        assert self._db is not None
+        assert self.writer.db is not None
         try:
-            self._db.execute(*insert_key(key, "?"))
+            self.writer.db.execute(*insert_key(key, "?"))
         except sqlite3.IntegrityError:
             return False
         return True
 
     async def keys(self) -> list[dict[str, Any]]:
-        return await self._run(self._select_keys, "1 = 1", ())
+        return await self.writer.run(self._select_keys, "1 = 1", ())
 
     async def key_by_digest(self, digest: str) -> dict[str, Any] | None:
         """Asked on every keyed request, and never cached (a revoked key is refused at once, in
@@ -36,15 +48,15 @@ class SqliteState(SqliteWriter):
         the store be busy (WAL readers rarely are), the writer thread reads it instead."""
         where, args = "digest = ? AND revoked IS NULL", (digest,)
         try:
-            found = self._select_keys(where, args, self._keys)
+            found = self._select_keys(where, args, self.writer.key_reader)
         except sqlite3.OperationalError:
-            found = await self._run(self._select_keys, where, args)
+            found = await self.writer.run(self._select_keys, where, args)
         return found[0] if found else None
 
     def _select_keys(
         self, where: str, args: tuple[Any, ...], db: sqlite3.Connection | None = None
     ) -> list[dict[str, Any]]:
-        db = db or self._db
+        db = db or self.writer.db
         assert db is not None
         rows = db.execute(
             f"SELECT {KEY_COLUMNS} FROM gateway_keys WHERE {where} ORDER BY created",
@@ -53,19 +65,19 @@ class SqliteState(SqliteWriter):
         return [load_key(r) for r in rows]
 
     async def revoke_key(self, name: str) -> bool:
-        return await self._run(self._revoke_key, name)
+        return await self.writer.run(self._revoke_key, name)
 
     def _revoke_key(self, name: str) -> bool:
-        assert self._db is not None
-        cursor = self._db.execute(
+        assert self.writer.db is not None
+        cursor = self.writer.db.execute(
             "UPDATE gateway_keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
             (time.time(), name),
         )
         return cursor.rowcount > 0
 
     async def touch_key(self, name: str, when: float) -> None:
-        await self._run(
-            lambda: cast(sqlite3.Connection, self._db).execute(
+        await self.writer.run(
+            lambda: cast(sqlite3.Connection, self.writer.db).execute(
                 "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
             )
         )
@@ -73,8 +85,8 @@ class SqliteState(SqliteWriter):
     # Context windows learned from providers' "maximum context length is N" errors.
 
     async def learn_window(self, alias: str, window: int) -> None:
-        await self._run(
-            lambda: cast(sqlite3.Connection, self._db).execute(
+        await self.writer.run(
+            lambda: cast(sqlite3.Connection, self.writer.db).execute(
                 "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE SET "
                 "context_window = MIN(context_window, excluded.context_window), "
                 "learned = excluded.learned",
@@ -83,9 +95,9 @@ class SqliteState(SqliteWriter):
         )
 
     async def learned_windows(self) -> dict[str, int]:
-        rows = await self._run(
+        rows = await self.writer.run(
             lambda: (
-                cast(sqlite3.Connection, self._db)
+                cast(sqlite3.Connection, self.writer.db)
                 .execute("SELECT alias, context_window FROM learned_windows")
                 .fetchall()
             )
@@ -96,8 +108,8 @@ class SqliteState(SqliteWriter):
     # from the calls themselves (SqliteStore.day_counts).
 
     async def learn_limit(self, limit: dict[str, Any]) -> None:
-        await self._run(
-            lambda: cast(sqlite3.Connection, self._db).execute(
+        await self.writer.run(
+            lambda: cast(sqlite3.Connection, self.writer.db).execute(
                 "INSERT INTO learned_limits VALUES (?, ?, ?, ?, ?) ON CONFLICT (alias) DO UPDATE "
                 "SET until = excluded.until, why = excluded.why, source = excluded.source, "
                 "learned = excluded.learned",
@@ -106,9 +118,9 @@ class SqliteState(SqliteWriter):
         )
 
     async def learned_limits(self, now: float) -> list[dict[str, Any]]:
-        rows = await self._run(
+        rows = await self.writer.run(
             lambda: (
-                cast(sqlite3.Connection, self._db)
+                cast(sqlite3.Connection, self.writer.db)
                 .execute(
                     "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
                 )
