@@ -1,9 +1,9 @@
 """A seated panel, to its outcome: one object, `PanelRun`, whatever the client's format.
 
 Seating (gateway/panel/seating.py) chooses and marks the seats, puts the panel on the record and
-returns its `PanelRun`. A format's renderer then either awaits `run()` and shapes `completion()` (or `failure()`), or
-follows `events()`, every seat's finish the moment it happens, then the end. Plain and streamed
-replies are the same run.
+returns its `PanelRun`. A format's renderer then either awaits `run()` and shapes `completion()` (or
+`failure()`), or follows `events()`, every seat's finish the moment it happens, then the end. Plain
+and streamed replies are the same run.
 
 The panel runs as a task the app owns, not the request: a client that hangs up does not cancel
 its seats, and shutdown waits for running panels so every answer is recorded.
