@@ -77,7 +77,7 @@ def _parse(raw: str) -> tuple[Counter, Counter, Counter, int]:
 
 def _hot(path: str) -> bool:
     """Our frames worth ranking: not the CLI entry point every sample passes through."""
-    return not path.endswith("/gateway/cli.py")
+    return not path.endswith("/gateway/cli/main.py")
 
 
 def _short(path: str) -> str:
