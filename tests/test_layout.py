@@ -317,3 +317,16 @@ def test_a_route_turn_takes_its_own_path_from_the_door(walked, stream):
     assert not any(m.startswith("gateway.panel") for m in to_upstream)
     check_walk(walk, "seat record")
     check_walk(walk, "panel record")
+
+
+def test_only_the_upstream_package_imports_litellm():
+    for module, path in modules().items():
+        if module.startswith("gateway.upstream"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n.split(".")[0] == "litellm" for n in names), module

@@ -4,6 +4,8 @@ A test checks every route of the app is described here (and nothing more), and t
 replies validate against these schemas, so the description cannot drift from the code.
 `describe()` assembles it from one module per part: what they share (common), the records
 under /bench, and the client formats (OpenAI, Anthropic, Ollama and Gemini).
+
+May import: panel (seat statuses, the reply's fields), store (the records' fields).
 """
 
 from __future__ import annotations

@@ -7,4 +7,11 @@ with Redis, the board is this worker's mirror, refreshed by each round trip, and
 that must see every replica (seating, taking an rpm slot, a conversation's next turn) are one
 round trip each. Changes that need no answer (a seat ended, a cooldown learned, a verdict) ride
 along on the next one.
+
+The modules: `live` (the interface), `local` (the board's) and `redis_state`/`redis_link`/`chairs`
+(Redis's), `board` (the shared memory), `limits` and `quota_signals` (cooldowns, caps, what
+providers say of them), `figures` (what routing reads), `conversations` (route mode's),
+`admission` (a worker's panels in flight).
+
+May import: access (the caller), config, errors, health, routing.
 """

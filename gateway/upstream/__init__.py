@@ -6,6 +6,9 @@
 - `relay`: a route turn's call, relayed piece by piece.
 - `setup_queue`: one call's set-up at a time, in arrival order, until its request has left.
 - `inline`: the event loop's executor that runs litellm's CPU-only set-up on the loop.
+- `translate`: litellm's format adapters (Anthropic, Responses, Gemini to chat and back).
+
+The only package that imports litellm. May import: errors.
 """
 
 from gateway.upstream.failures import classify

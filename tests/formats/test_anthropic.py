@@ -12,10 +12,11 @@ import anthropic
 import httpx
 import openai
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers.bench import nothing_happened, seeing_raw, served
+from tests.helpers.fuzz import against_a_gateway
 
 USER = [{"role": "user", "content": "Is this code right?"}]
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8).decode()
@@ -461,12 +462,7 @@ bodies = st.fixed_dictionaries(
 )
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@against_a_gateway(60)
 @given(body=bodies)
 def test_any_body_gets_a_message_or_an_anthropic_error_never_a_500(gateway, body):
     response = gateway.http.post("/v1/messages", json=body)
@@ -482,12 +478,7 @@ def test_any_body_gets_a_message_or_an_anthropic_error_never_a_500(gateway, body
     assert payload["error"]["type"] in ANTHROPIC_ERRORS and payload["error"]["message"]
 
 
-@settings(
-    max_examples=30,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@against_a_gateway(30)
 @given(raw=st.binary(max_size=100))
 def test_any_bytes_get_an_anthropic_error(gateway, raw):
     response = gateway.http.post(

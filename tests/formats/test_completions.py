@@ -8,10 +8,11 @@ import json
 import httpx
 import openai
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers.bench import MODELS, nothing_happened, served
+from tests.helpers.fuzz import against_a_gateway, json_values
 
 PROMPT = "Is the retry loop safe?"
 
@@ -106,17 +107,6 @@ def test_the_unprefixed_route_answers(gateway, sim):
     assert reply.status_code == 200 and reply.json()["object"] == "text_completion"
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 bodies = st.fixed_dictionaries(
     {"model": st.sampled_from(["bench/trio", "solo", "bench/nope"]) | json_values},
     optional={
@@ -135,12 +125,7 @@ bodies = st.fixed_dictionaries(
 )
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@against_a_gateway(60)
 @given(body=bodies)
 def test_any_completions_body_is_answered_or_refused_in_openai_shape(gateway, body):
     with httpx.Client(base_url=gateway.url, timeout=30) as http:

@@ -15,20 +15,17 @@ from hypothesis import strategies as st
 
 from gateway.access.keys import key_record, new_key
 from gateway.store.open import open_store
-from tests.helpers.bench import bench_raw, seeing_raw, served, streamed_in_finish_order
+from tests.helpers.bench import (
+    PNG,
+    quiet_raw,
+    seeing_raw,
+    served,
+    streamed_in_finish_order,
+)
 
 PROMPT = "Is the retry loop safe?"
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
 
 
-def quiet_raw(sim_url, **gateway):
-    """trio with no explorers or reserves: exactly its three members are called."""
-    return bench_raw(sim_url, **{"max_explorers": 0, "reserves": 0, **gateway})
-
-
-@pytest.fixture
-def gw(make_gateway, sim):
-    return make_gateway(quiet_raw(sim.url))
 
 
 def client(gw, key: str = "local") -> genai.Client:

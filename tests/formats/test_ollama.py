@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import httpx
@@ -11,20 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers.bench import bench_raw, seeing_raw, served, streamed_in_finish_order
+from tests.helpers.bench import (
+    PNG,
+    quiet_raw,
+    seeing_raw,
+    served,
+    streamed_in_finish_order,
+)
 
 USER = [{"role": "user", "content": "Is the retry loop safe?"}]
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
 
 
-def quiet_raw(sim_url, **gateway):
-    """trio with no explorers or reserves: exactly its three members are called."""
-    return bench_raw(sim_url, **{"max_explorers": 0, "reserves": 0, **gateway})
-
-
-@pytest.fixture
-def gw(make_gateway, sim):
-    return make_gateway(quiet_raw(sim.url))
 
 
 def client(gw, **kw) -> ollama.Client:

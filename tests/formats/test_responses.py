@@ -8,10 +8,11 @@ import json
 import httpx
 import openai
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers.bench import MODELS, nothing_happened, served
+from tests.helpers.fuzz import against_a_gateway, json_values
 
 ASK = "Is the retry loop safe?"
 STREAM_EVENTS = [
@@ -237,17 +238,6 @@ def test_the_unprefixed_route_and_store_false_answer(gateway, sim):
 
 # -- any body: never a 500, always OpenAI's error shape ----------------------------------------
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 parts = st.fixed_dictionaries(
     {"type": st.sampled_from(["input_text", "output_text", "input_image", "input_file", "x"])},
     optional={"text": json_values, "image_url": json_values, "file_id": json_values},
@@ -280,12 +270,7 @@ bodies = st.fixed_dictionaries(
 )
 
 
-@settings(
-    max_examples=100,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@against_a_gateway(100)
 @given(body=bodies)
 def test_any_responses_body_is_answered_or_refused_in_openai_shape(gateway, body):
     with httpx.Client(base_url=gateway.url, timeout=30) as http:

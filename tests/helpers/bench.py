@@ -5,6 +5,7 @@ an OpenAI-shaped error, explorers rotating, /healthz answering while a heavy bod
 
 from __future__ import annotations
 
+import base64
 import sqlite3
 import threading
 import time
@@ -186,3 +187,11 @@ def while_polling_health(gateway, send):
             time.sleep(0.01)
     sender.join()
     return answer[0], worst
+
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()  # the smallest PNG head
+
+
+def quiet_raw(sim_url: str, **gateway: Any) -> dict[str, Any]:
+    """trio with no explorers or reserves: exactly its three members are called."""
+    return bench_raw(sim_url, **{"max_explorers": 0, "reserves": 0, **gateway})
