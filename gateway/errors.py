@@ -5,6 +5,7 @@ GatewayError                  rendered as OpenAI's {"error": {message, type, par
 ├── Unauthorized        401   missing, malformed or unknown gateway key
 ├── Forbidden           403   a collection outside the key's scope
 ├── NotFound            404   unknown collection, call or panel
+├── RequestTimeout      408   a request body not arrived within `gateway.body_timeout_s`
 ├── PayloadTooLarge     413   body over the limit, or a prompt no member can hold
 ├── TooManyRequests     429   every seat rate limited or cooling, or a key over its rpm
 ├── PanelFailed         502   seats were called and none answered
@@ -75,6 +76,12 @@ class NotFound(GatewayError):
 
 class Conflict(GatewayError):
     status, type, code = 409, "invalid_request_error", "conflict"
+
+
+class RequestTimeout(GatewayError):
+    """A body still arriving after `gateway.body_timeout_s`: the connection is closed with it."""
+
+    status, type, code = 408, "invalid_request_error", "timeout"
 
 
 class PayloadTooLarge(GatewayError):

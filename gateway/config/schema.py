@@ -157,6 +157,8 @@ class GatewaySettings(_Section):
     cooldown_default_s: float = Field(default=60.0, ge=0)
     cooldown_max_s: float = Field(default=3600.0, ge=0)
     max_body_bytes: int = Field(default=20_000_000, ge=0)
+    # A request body must have arrived this long after its head (else 408, connection closed).
+    body_timeout_s: float = Field(default=30.0, gt=0)
     keepalive_s: float = Field(default=10.0, ge=0)
     # On SIGTERM: how long running panels may take to finish.
     drain_timeout_s: float = Field(default=30.0, ge=0)

@@ -1,8 +1,8 @@
 """Every route a client asks models through, in each format, and the one door they share.
 
-`answer(request, fmt)`: the caller's key, the worker's admission (before the body is read: a
-worker at capacity refuses at once, 503, at the cost of a header check), the body read once
-within its limit, then one of two paths, each its own module from here on: a route-mode turn
+`answer(request, fmt)`: the caller's key, the body read once within its limits (its size, and
+`gateway.body_timeout_s`), then the worker's admission (503 at capacity: a body still arriving
+holds no slot), then one of two paths, each its own module from here on: a route-mode turn
 (endpoints/turns.py) when the request asks for one, else a panel (endpoints/panels.py), which
 the format then renders. A refusal anywhere is rendered in the caller's format.
 """
@@ -70,8 +70,10 @@ async def answer(
     ticket = None
     try:
         client = await runtime.keys.client(request, google=google_keys)
-        ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
+        # The body before the ticket: a body still arriving holds no panel or seat slot, so
+        # connections trickling theirs cannot turn honest panels away.
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
         routed = asked(raw, path_model, runtime.config)
         if routed is not None:
             return await take_turn(runtime, fmt, client, ticket, *routed)

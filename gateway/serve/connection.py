@@ -9,6 +9,11 @@ a 431 and the connection is closed, and a head not complete within `head_timeout
 byte (or of the connection, for the first request) ends the connection, with a 408 if part of a
 head had come. The work per request is a counter, and a timer armed and cancelled.
 
+A request body is the app's to time (`gateway.body_timeout_s`: gateway/endpoints/common.py);
+one that is still arriving when its reply is complete (a route that needs no body, or a 408 for
+one too slow) ends the connection once the reply is out: the body would otherwise have to be
+read to its end before the next request, for as long as its sender trickles it.
+
 A response's writes are also gathered per turn of the event loop (`Gathered`): uvicorn writes
 the status line and headers the moment they are sent, and each body message as it comes, so a
 reply went out as two writes at least, and a route stream's opening as three (headers, the
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -127,7 +133,14 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         self._heading, self._head_read = False, 0
         super().on_headers_complete()
         if self.cycle is not None:  # (its task has not run yet: no write is missed)
-            self.cycle.transport = Gathered(self.transport, self.loop)  # type: ignore[assignment]
+            gathered = Gathered(self.transport, self.loop, self._closing)
+            self.cycle.transport = gathered  # type: ignore[assignment]
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.cycle is not None and self.cycle.more_body and not self._done:
+            self._unset_keepalive_if_required()
+            self._end(b"")  # the body the reply did not wait for is still arriving
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -160,20 +173,32 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         partial = self._head_read > 0 or self._last_read > 0
         self._end(_reply("408 Request Timeout", message, "timeout") if partial else b"")
 
+    def _closing(self) -> None:
+        """A reply closes its connection (`Connection: close`, a 408): as `_end` does, when
+        the request's body is still arriving; else at once."""
+        if self.cycle is not None and self.cycle.more_body:
+            self._end(b"")
+        else:
+            self.transport.close()
+
     def _end(self, reply: bytes) -> None:
-        """Answer and close. After an answer the client may still be sending (the rest of a
-        huge head): closing with its bytes unread would reset the connection and could destroy
-        the answer in flight, so the write side is shut first and what comes is read and
-        dropped, for at most LINGER_S."""
+        """Answer (*reply*, if any) and close. After an answer the client may still be sending
+        (the rest of a huge head or of a body): closing with its bytes unread would reset the
+        connection and could destroy the answer in flight, so the write side is shut first and
+        what comes is read and dropped, for at most LINGER_S. So does a close after the app's
+        own answer while the request's body is still arriving."""
         self._done = True
         self._disarm()
         transport = self.transport
         if transport.is_closing():
             return
-        if not reply:
+        if self.cycle is not None and isinstance(self.cycle.transport, Gathered):
+            self.cycle.transport.flush()  # the reply's last bytes, before the write side shuts
+        if not reply and not (self.cycle is not None and self.cycle.more_body):
             transport.close()
             return
-        transport.write(reply)
+        if reply:
+            transport.write(reply)
         if transport.can_write_eof():
             transport.write_eof()
             self.loop.call_later(LINGER_S, transport.close)
@@ -187,9 +212,16 @@ class Gathered:
     past GATHER_BYTES or when the response closes the connection. Only the response cycle
     writes through it, so nothing else can be written between its bytes."""
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        transport: asyncio.Transport,
+        loop: asyncio.AbstractEventLoop,
+        closing: Callable[[], None] | None = None,
+    ) -> None:
+        """*closing*: how the response closes the connection (the transport's `close`)."""
         self._transport = transport
         self._loop = loop
+        self._closing = closing or transport.close
         self._pending: list[bytes] = []
         self._size = 0
 
@@ -212,7 +244,7 @@ class Gathered:
 
     def close(self) -> None:
         self.flush()
-        self._transport.close()
+        self._closing()
 
     def is_closing(self) -> bool:
         return self._transport.is_closing()
