@@ -182,9 +182,10 @@ class GatewaySettings(_Section):
     route_tries: int = Field(default=3, ge=1, le=10)
     quota_day_tz: Annotated[str, AfterValidator(_time_zone)] = "UTC"
     pace_wait_s: float = Field(default=0.0, ge=0)
-    # store: postgresql://... only. While PostgreSQL is down, seat rows wait in a file per
-    # worker in this folder (relative to the config file), up to spill_max_mb per worker;
-    # past that, new panels are refused (503) until they are written.
+    # While the store cannot take seat rows (PostgreSQL down; a SQLite file on a full disk,
+    # deleted or replaced), they wait in a file per worker in this folder (relative to the
+    # config file), up to spill_max_mb per worker; past that, new panels are refused (503)
+    # until they are written. (On another disk than a SQLite store, it outlasts a full one.)
     spill_dir: str = Field(default="data/spill", min_length=1)
     spill_max_mb: float = Field(default=1024.0, gt=0)
 

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
+from gateway.health import Health
 from gateway.store import pages
 from gateway.store.rows import insert_verdict, load, load_verdict, repeats
+from gateway.store.spill import Spill
 from gateway.store.sqlite_keys import SqliteKeysAndLimits
 from gateway.store.sqlite_writer import SqliteWriter
 
@@ -29,8 +31,12 @@ class SqliteStore:
     """The records' queries, with the writer thread (`writer`) they run on and the keys and
     learned limits (`keys_and_limits`) beside them."""
 
-    def __init__(self, path: Path) -> None:
-        self.writer = SqliteWriter(path)
+    def __init__(
+        self, path: Path, *, spill: Spill | None = None, health: Health | None = None
+    ) -> None:
+        """*spill*, *health*: where rows wait while the file cannot write, and what
+        `/healthz` is told meanwhile (SqliteWriter says how)."""
+        self.writer = SqliteWriter(path, spill=spill, health=health)
         self.keys_and_limits = SqliteKeysAndLimits(self.writer)
 
     # Opening, closing and the batched rows: the writer's.

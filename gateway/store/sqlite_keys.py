@@ -9,12 +9,18 @@ thread. `SqliteStore` (gateway/store/sqlite.py) delegates its key and learned-li
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sqlite3
 import time
+from collections.abc import Iterator
 from typing import Any, cast
 
+from gateway.errors import RecordsUnavailable
 from gateway.store.rows import KEY_COLUMNS, insert_key, load_key
 from gateway.store.sqlite_writer import SqliteWriter
+
+log = logging.getLogger("bench.records")
 
 
 class SqliteKeysAndLimits:
@@ -47,9 +53,12 @@ class SqliteKeysAndLimits:
         thread costs ~0.1-0.2 ms and waits behind whatever records are being written. Should
         the store be busy (WAL readers rarely are), the writer thread reads it instead."""
         where, args = "digest = ? AND revoked IS NULL", (digest,)
+        reader = self.writer.key_reader
         try:
-            found = self._select_keys(where, args, self.writer.key_reader)
-        except sqlite3.OperationalError:
+            if reader is None:  # (a moved file being put back)
+                raise sqlite3.OperationalError("no reader")
+            found = self._select_keys(where, args, reader)
+        except sqlite3.Error:
             found = await self.writer.run(self._select_keys, where, args)
         return found[0] if found else None
 
@@ -76,23 +85,27 @@ class SqliteKeysAndLimits:
         return cursor.rowcount > 0
 
     async def touch_key(self, name: str, when: float) -> None:
-        await self.writer.run(
-            lambda: cast(sqlite3.Connection, self.writer.db).execute(
-                "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
+        """Best effort: skipped while the file cannot write (the key is still served)."""
+        with _unless_faulty("a key's last use"):
+            await self.writer.run(
+                lambda: cast(sqlite3.Connection, self.writer.db).execute(
+                    "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
+                )
             )
-        )
 
     # Context windows learned from providers' "maximum context length is N" errors.
 
     async def learn_window(self, alias: str, window: int) -> None:
-        await self.writer.run(
-            lambda: cast(sqlite3.Connection, self.writer.db).execute(
-                "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE SET "
-                "context_window = MIN(context_window, excluded.context_window), "
-                "learned = excluded.learned",
-                (alias, window, time.time()),
+        """Skipped while the file cannot write (it is on the board meanwhile: live, not kept)."""
+        with _unless_faulty("a learned context window"):
+            await self.writer.run(
+                lambda: cast(sqlite3.Connection, self.writer.db).execute(
+                    "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE "
+                    "SET context_window = MIN(context_window, excluded.context_window), "
+                    "learned = excluded.learned",
+                    (alias, window, time.time()),
+                )
             )
-        )
 
     async def learned_windows(self) -> dict[str, int]:
         rows = await self.writer.run(
@@ -108,14 +121,16 @@ class SqliteKeysAndLimits:
     # from the calls themselves (SqliteStore.day_counts).
 
     async def learn_limit(self, limit: dict[str, Any]) -> None:
-        await self.writer.run(
-            lambda: cast(sqlite3.Connection, self.writer.db).execute(
-                "INSERT INTO learned_limits VALUES (?, ?, ?, ?, ?) ON CONFLICT (alias) DO UPDATE "
-                "SET until = excluded.until, why = excluded.why, source = excluded.source, "
-                "learned = excluded.learned",
-                (limit["alias"], limit["until"], limit["why"], limit["source"], time.time()),
+        """Skipped while the file cannot write (it is on the board meanwhile: live, not kept)."""
+        with _unless_faulty("a learned limit"):
+            await self.writer.run(
+                lambda: cast(sqlite3.Connection, self.writer.db).execute(
+                    "INSERT INTO learned_limits VALUES (?, ?, ?, ?, ?) ON CONFLICT (alias) DO "
+                    "UPDATE SET until = excluded.until, why = excluded.why, "
+                    "source = excluded.source, learned = excluded.learned",
+                    (limit["alias"], limit["until"], limit["why"], limit["source"], time.time()),
+                )
             )
-        )
 
     async def learned_limits(self, now: float) -> list[dict[str, Any]]:
         rows = await self.writer.run(
@@ -128,3 +143,13 @@ class SqliteKeysAndLimits:
             )
         )
         return [dict(r) for r in rows]
+
+
+@contextlib.contextmanager
+def _unless_faulty(what: str) -> Iterator[None]:
+    """A write the gateway can serve without: while the file cannot write, skipped (the store
+    reports why, once, on /healthz and in the log)."""
+    try:
+        yield
+    except RecordsUnavailable:
+        log.info("%s is not kept: the record store cannot write now", what)

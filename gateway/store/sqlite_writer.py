@@ -7,11 +7,17 @@ Seats finishing together are written in one transaction (`_flush`), and a bad ro
 `SqliteWriter` is held, not inherited: the store (gateway/store/sqlite.py) and its keys and
 learned limits (gateway/store/sqlite_keys.py) are each handed it, and run their queries on
 its thread (`run`) against its connection (`db`).
+
+A write the file cannot take (a full disk, the file deleted or replaced: a `StoreFault`,
+gateway/store/sqlite_file.py) fails no panel: its row, and every later one, goes to the spill
+(`detour`, gateway/store/sqlite_detour.py) until the file takes writes again (`mend` puts a
+moved file back: gateway/store/sqlite_mend.py). A query the file cannot answer is a 503.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sqlite3
@@ -22,25 +28,38 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gateway.health import Health
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.migrations import migrate
 from gateway.store.rows import dump
+from gateway.store.spill import Rows, Spill
+from gateway.store.sqlite_detour import Detour, unavailable
+from gateway.store.sqlite_file import StoreFault, StoreFile, fault_of
+from gateway.store.sqlite_mend import Refused, mend, write_back
 
 log = logging.getLogger("bench.records")
 
 _T = TypeVar("_T")
 # A row waiting for the writer: table, fields, row, and the future its writer awaits
 _Pending = tuple[str, tuple[str, ...], dict[str, Any], asyncio.Future[None]]
+Item = tuple[str, tuple[str, ...], dict[str, Any]]  # a row to insert: table, fields, row
 
 
 class SqliteWriter:
     """Opens and closes the file, runs blocking calls on the writer thread (`run`), and writes
     panels and calls in batches. `db` is the writer thread's connection (use it only in what
     `run` runs); `key_reader` a read-only one for key lookups on the event loop's thread. Both
-    are None until `open`. The queries live in the parts that hold this one."""
+    are None until `open` (and while a moved file is being put back). The queries live in the
+    parts that hold this one."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, *, spill: Spill | None = None, health: Health | None = None
+    ) -> None:
+        """*spill*: where rows wait while the file cannot take them (none: a panel is refused
+        503 then, and a seat's row waits in memory); *health*: what `/healthz` is told."""
         self.path = path
+        self.file = StoreFile(path)
+        self.detour = Detour(self, spill, health or Health())
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
         self.db: sqlite3.Connection | None = None
         self.key_reader: sqlite3.Connection | None = None  # on the event loop's thread
@@ -51,17 +70,41 @@ class SqliteWriter:
         self._lock = threading.Lock()
 
     async def run(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """*fn*(*args*) on the writer thread, the one place `db` is used."""
+        """*fn*(*args*) on the writer thread, the one place `db` is used. A fault of the file
+        (not of the query) is a 503, and starts the detour's recovery."""
+        try:
+            return await self._on_thread(self._guarded, fn, *args)
+        except StoreFault as fault:
+            self.detour.noticed(fault.why)
+            raise unavailable(fault.why) from None
+
+    async def _on_thread(self, fn: Callable[..., _T], *args: Any) -> _T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
+    def _guarded(self, fn: Callable[..., _T], *args: Any) -> _T:
+        if self.db is None:
+            raise StoreFault(f"the store file {self.path.name} is not open")
+        try:
+            return fn(*args)
+        except Exception as exc:
+            fault = fault_of(exc, self.path.name)
+            if fault is None:
+                raise
+            raise fault from exc
+
     async def open(self) -> None:
-        await self.run(self._open)
+        await self._on_thread(self._open)
+        await self.detour.start()
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # The records hold prompts: the file is the owner's alone, and SQLite gives its -wal and
         # -shm files the same mode as the database file.
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        self.connect()
+
+    def connect(self) -> None:
+        """Open both connections on the file at the path (migrated), and hold the file."""
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA busy_timeout=10000")
@@ -71,6 +114,7 @@ class SqliteWriter:
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         migrate(db)
+        self.file.opened_now(db)
         self.db = db
         keys = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         keys.execute("PRAGMA busy_timeout=0")  # never wait on the loop: busy goes to the writer
@@ -78,17 +122,22 @@ class SqliteWriter:
         keys.row_factory = sqlite3.Row
         self.key_reader = keys
 
+    def disconnect(self) -> None:
+        """Close both connections and let go of the file (a broken file's errors ignored)."""
+        dbs, self.key_reader, self.db = (self.key_reader, self.db), None, None
+        for db in dbs:
+            if db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    db.close()
+        self.file.let_go()
+
     async def close(self) -> None:
-        if self.key_reader is not None:
-            self.key_reader.close()
-            self.key_reader = None
-        if self.db is not None:
-            await self.run(self.db.close)
-            self.db = None
+        await self.detour.close()
+        await self._on_thread(self.disconnect)
         self._pool.shutdown(wait=True)
 
     def room(self) -> str | None:
-        return None  # a local file takes every row at once: nothing waits
+        return self.detour.room()
 
     async def add_panel(self, panel: dict[str, Any]) -> None:
         await self._write("panels", PANEL_FIELDS, panel)
@@ -97,6 +146,18 @@ class SqliteWriter:
         await self._write("calls", CALL_FIELDS, call)
 
     async def _write(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
+        """Answered once the row is committed, or kept by the detour while the file cannot
+        take it (a panel's row that cannot be kept anywhere: 503, nobody called yet)."""
+        if self.detour.active:  # behind the rows already kept
+            await self.detour.keep(table, row)
+            return
+        try:
+            await self._batched(table, fields, row)
+        except StoreFault as fault:
+            self.detour.noticed(fault.why)
+            await self.detour.keep(table, row)
+
+    async def _batched(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         with self._lock:
@@ -133,35 +194,63 @@ class SqliteWriter:
             raise
 
     def _insert_batch(self, batch: list[_Pending]) -> list[BaseException | None]:
-        """One transaction for the batch; if it fails, each row alone, so only a bad row fails."""
+        """One transaction for the batch; if it fails, each row alone, so only a bad row fails.
+        A fault of the file fails the batch as it stands (its rows go to the detour)."""
         try:
-            self._insert_all(batch)
+            self.insert([item[:3] for item in batch])
+        except StoreFault as fault:
+            return [fault] * len(batch)
         except Exception:
             return [self._insert_one(item) for item in batch]
         return [None] * len(batch)
 
-    def _insert_all(self, batch: list[_Pending], tries: int = 20) -> None:
-        """One transaction for the batch. It takes the write lock up front (BEGIN IMMEDIATE, which
+    def insert(self, items: list[Item], *, tries: int = 20, skip_existing: bool = False) -> None:
+        """One transaction for *items*. It takes the write lock up front (BEGIN IMMEDIATE, which
         waits out another worker's writes for busy_timeout), and tries again for a while if the
-        store stays locked: an answered seat is never dropped for a moment of contention."""
+        store stays locked: an answered seat is never dropped for a moment of contention. Under
+        the lock, the path must still name the file opened (else StoreFault: deleted or
+        replaced, and a row written now would be in a file no restart finds)."""
         db = self.db
-        assert db is not None
-        _while_locked(db, "BEGIN IMMEDIATE", tries=tries, pause_s=0.05)
+        if db is None:
+            raise StoreFault(f"the store file {self.path.name} is not open")
+        inserts = _SKIPPING if skip_existing else _INSERTS
         try:
-            for table, fields, row, _ in batch:
-                db.execute(_INSERTS[table], [dump(name, row.get(name)) for name in fields])
+            _while_locked(db, "BEGIN IMMEDIATE", tries=tries, pause_s=0.05)
+            moved = self.file.changed()
+            if moved is not None:
+                raise StoreFault(moved)
+            for table, fields, row in items:
+                db.execute(inserts[table], [dump(name, row.get(name)) for name in fields])
             db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        except BaseException as exc:
+            if db.in_transaction:  # (SQLite rolls back by itself on a full disk)
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            fault = fault_of(exc, self.path.name)
+            if fault is None or fault is exc:
+                raise
+            raise fault from exc
 
     def _insert_one(self, item: _Pending) -> BaseException | None:
         try:
-            self._insert_all([item])
+            self.insert([item[:3]])
+        except StoreFault as fault:
+            return fault
         except Exception as exc:  # a value SQLite cannot bind raises more than sqlite3.Error
             log.error("could not write a row to %s: %s: %s", item[0], type(exc).__name__, exc)
             return exc
         return None
+
+    # While the file cannot write (the detour calls these): gateway/store/sqlite_mend.py.
+
+    async def mend(self) -> str | None:
+        """Put the file back if it moved, then try a write: None once it takes writes."""
+        return await self._on_thread(mend, self)
+
+    async def write_back(self, rows: Rows) -> tuple[int, list[Refused]]:
+        """Kept rows into the file, skipping any already there: (how many are done, the rows
+        it refuses for good). Stops at a fault of the file (the rest wait)."""
+        return await self._on_thread(write_back, self, rows)
 
 
 def _while_locked(db: sqlite3.Connection, sql: str, *, tries: int, pause_s: float) -> None:
@@ -185,6 +274,7 @@ _INSERTS = {
     "panels": _insert_sql("panels", PANEL_FIELDS),
     "calls": _insert_sql("calls", CALL_FIELDS),
 }
+_SKIPPING = {table: sql.replace("INSERT", "INSERT OR IGNORE", 1) for table, sql in _INSERTS.items()}
 
 
 def _log_failure(flushing: asyncio.Future[None]) -> None:

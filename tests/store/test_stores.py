@@ -20,13 +20,13 @@ class CountingStore(SqliteStore):
     def __init__(self, path) -> None:
         super().__init__(path)
         self.batches: list[int] = []
-        insert_all = self.writer._insert_all
+        insert = self.writer.insert
 
         def counted(batch, *args, **options) -> None:
             self.batches.append(len(batch))
-            insert_all(batch, *args, **options)
+            insert(batch, *args, **options)
 
-        self.writer._insert_all = counted  # type: ignore[method-assign]
+        self.writer.insert = counted  # type: ignore[method-assign]
 
 
 class CountingPostgres(PostgresStore):

@@ -1,0 +1,116 @@
+"""Bringing a SQLite store back to writing, on its writer thread: the file put back when it was
+deleted or replaced, a write tried, and the rows kept meanwhile written back.
+
+The detour (gateway/store/sqlite_detour.py) calls these once a second while the file cannot
+write, through the writer (`SqliteWriter.mend`, `.write_back`); gateway/store/sqlite_file.py
+says why the file is put back in this order when several workers hold it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
+from gateway.store.spill import Rows
+from gateway.store.sqlite_file import FIRST_MIGRATION, StoreFault, fault_of
+
+if TYPE_CHECKING:
+    from gateway.store.sqlite_writer import SqliteWriter
+
+log = logging.getLogger("bench.records")
+
+Refused = tuple[str, dict[str, Any], str]  # a kept row the file refuses for good: table, row, why
+_FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
+
+
+def mend(writer: SqliteWriter) -> str | None:
+    """Put the file back if it moved, then try a write: None once the file takes writes, else
+    why not (a fault of the file; anything else is raised)."""
+    try:
+        if writer.db is None or writer.file.changed() is not None:
+            why = put_back(writer)
+            if why is not None:
+                return why
+        probe(writer)
+    except Exception as exc:
+        fault = fault_of(exc, writer.path.name)
+        if fault is None:
+            raise
+        return fault.why
+    return None
+
+
+def probe(writer: SqliteWriter) -> None:
+    """A write under the write lock, committed: raises while the file cannot take one."""
+    db = writer.db
+    assert db is not None
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        moved = writer.file.changed()
+        if moved is not None:
+            raise StoreFault(moved)
+        db.execute("UPDATE migrations SET applied = applied WHERE name = ?", (FIRST_MIGRATION,))
+        db.execute("COMMIT")
+    finally:
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+
+
+def put_back(writer: SqliteWriter) -> str | None:
+    """The file at the path is not the one opened (or none is open). The worker holding the
+    folder's lock copies the records it still reads to the path, once every other worker has
+    let go of the old file; the others let go and reopen what it put back. None once this
+    worker has the store open again, else why not."""
+    file = writer.file
+    moved = file.changed() or f"the store file {writer.path.name} is not open"
+    with file.folder_locked(wait=False) as mine:
+        if mine and writer.db is not None and not file.is_ours():
+            if not file.others_let_go():
+                return f"{moved}; other workers still hold the old file"
+            draft = file.copy_from(writer.db)
+            writer.disconnect()  # before the copy is in place (sqlite_file.py says why)
+            aside = file.put_back(draft)
+            writer.connect()
+            kept = f"; what was in its place is kept as {aside}" if aside else ""
+            log.warning("%s: put back from the records still open%s", moved, kept)
+            return None
+        if mine:
+            return _reopen(writer, moved)
+    writer.disconnect()  # another worker puts it back: let go of the old file, then wait
+    with file.folder_locked(wait=True):
+        return _reopen(writer, moved)
+
+
+def _reopen(writer: SqliteWriter, moved: str) -> str | None:
+    """Open the store at the path, if it is this store (put back by another worker)."""
+    if not writer.file.is_ours():
+        return f"{moved}; it was not put back"
+    writer.disconnect()
+    writer.connect()
+    return None
+
+
+def write_back(writer: SqliteWriter, rows: Rows) -> tuple[int, list[Refused]]:
+    """Kept rows into the file, skipping any already there, in one transaction (or a row at a
+    time when one is refused): (how many are done, the rows refused for good, with why)."""
+    items = [(table, _FIELDS[table], row) for table, row in rows]
+    try:
+        writer.insert(items, skip_existing=True)
+        return len(rows), []
+    except StoreFault:
+        return 0, []
+    except Exception:
+        pass  # some row: find which
+    refused: list[Refused] = []
+    for done, item in enumerate(items):
+        try:
+            writer.insert([item], skip_existing=True)
+        except StoreFault:
+            return done, refused
+        except Exception as exc:
+            refused.append((item[0], item[2], f"{type(exc).__name__}: {exc}"))
+    return len(rows), refused
