@@ -21,14 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from gateway.errors import RecordsUnavailable
 from gateway.health import Health
 from gateway.store.spill import Rows, Spill
-
-if TYPE_CHECKING:
-    from gateway.store.sqlite_writer import SqliteWriter
+from gateway.store.sqlite_file import StoreFile
 
 log = logging.getLogger("bench.records")
 
@@ -45,11 +43,22 @@ def unavailable(why: str) -> RecordsUnavailable:
     )
 
 
+class Mender(Protocol):
+    """What the detour needs of the writer (gateway/store/sqlite_writer.py)."""
+
+    file: StoreFile
+
+    async def mend(self) -> str | None: ...
+    async def write_back(
+        self, rows: Rows
+    ) -> tuple[int, list[tuple[str, dict[str, Any], str]]]: ...
+
+
 class Detour:
     """The way rows take while the file cannot write: the spill, else memory (bounded by
     admission), and the task that brings them back."""
 
-    def __init__(self, writer: SqliteWriter, spill: Spill | None, health: Health) -> None:
+    def __init__(self, writer: Mender, spill: Spill | None, health: Health) -> None:
         self.writer = writer
         self.spill = spill
         self.health = health

@@ -11,16 +11,32 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.spill import Rows
-from gateway.store.sqlite_file import FIRST_MIGRATION, StoreFault, fault_of
-
-if TYPE_CHECKING:
-    from gateway.store.sqlite_writer import SqliteWriter
+from gateway.store.sqlite_file import FIRST_MIGRATION, StoreFault, StoreFile, fault_of
 
 log = logging.getLogger("bench.records")
+
+class SqliteWriter(Protocol):
+    """What mending needs of the writer (gateway/store/sqlite_writer.py)."""
+
+    path: Path
+    file: StoreFile
+    db: sqlite3.Connection | None
+
+    def connect(self) -> None: ...
+    def disconnect(self) -> None: ...
+    def insert(
+        self,
+        items: list[tuple[str, tuple[str, ...], dict[str, Any]]],
+        *,
+        tries: int = 20,
+        skip_existing: bool = False,
+    ) -> None: ...
+
 
 Refused = tuple[str, dict[str, Any], str]  # a kept row the file refuses for good: table, row, why
 _FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
