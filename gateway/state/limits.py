@@ -168,7 +168,11 @@ class RateLimits:
         return until
 
     def learn(self, alias: str, learned: Learned) -> float:
-        """Cool a model as a provider said (gateway/state/quota_signals.py)."""
+        """Cool a model as a provider said (gateway/state/quota_signals.py), believed up to
+        its bound (`quota_signals.believed`: past it, capped, and the cooldown's why says so,
+        as does the learned limit kept in the records)."""
+        settings = self.config.gateway
+        learned = quota_signals.believed(learned, self.clock(), self.zone, settings.cooldown_max_s)
         return self.cool(
             alias, None, learned.why, until=learned.until, capped=learned.capped,
             source=learned.source,
@@ -315,9 +319,22 @@ class RateLimits:
                     self._count(_day(f"connection:{row['connection']}"), today, int(row["calls"]))
             for row in limits:
                 if row["alias"] in self._connection_of and row["until"] > now:
-                    self.board.write(_cool(row["alias"]), row["until"], text=row["why"])
+                    until, why = self._kept(row, now)
+                    self.board.write(_cool(row["alias"]), until, text=why)
                     self.board.write(_source(row["alias"]), 0.0, text=row["source"])
             self.board.write(_LOADED, 1.0)
+
+    def _kept(self, row: Mapping[str, Any], now: float) -> tuple[float, str]:
+        """A cooldown kept across a restart, held to the longest any rule allows (one learned
+        before the bounds, as a reset in the year 2286, included)."""
+        longest = max(
+            now + self.config.gateway.cooldown_max_s,
+            quota_signals.boundary(now, self.zone, "month") + quota_signals.GRACE_S,
+        )
+        if row["until"] <= longest:
+            return row["until"], row["why"]
+        stated = quota_signals.moment(row["until"])
+        return longest, f"{row['why']}; capped: the kept end ({stated}) is past any bound"
 
     def connection_use(self, name: str) -> tuple[int, int] | None:
         """(calls in the last 60 s or in flight, cap) on a capped connection; None: no cap."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Literal
@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 Period = Literal["day", "month"]
 DAY_S = 86400.0
+GRACE_S = 3600.0  # a stated daily (monthly) reset is believed up to the next period plus this
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)", re.IGNORECASE)
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
@@ -88,12 +89,14 @@ _NOTHING = Stated()
 @dataclass(frozen=True)
 class Learned:
     """A cooldown learned from a provider: until when, why, from where (header, body, config),
-    and whether `cooldown_max_s` may shorten it (ordinary waits only)."""
+    and whether `cooldown_max_s` bounds it (ordinary waits) or the *period*'s next start plus
+    an hour does (a daily or monthly limit: `believed`)."""
 
     until: float | None  # None: the provider named no time; the default cooldown applies
     why: str
     source: str
     capped: bool = True
+    period: Period | None = None  # the limit's, when it is a daily or monthly one
 
 
 def duration(text: str) -> float | None:
@@ -222,10 +225,11 @@ def after_429(message: str, headers: Mapping[str, str], now: float, time_zone: s
     if period is not None:
         named = f"{'daily' if period == 'day' else 'monthly'} limit ({_excerpt(message)})"
         if when is not None and when[1] > now:
-            return Learned(when[1], f"{named}; until the stated reset", source or "", False)
+            why = f"{named}; until the stated reset"
+            return Learned(when[1], why, source or "", False, period)
         until = boundary(now, time_zone, period)
         why = f"{named}; until the next {period} ({time_zone})"
-        return Learned(until, why, "body", False)
+        return Learned(until, why, "body", False, period)
     if when is not None:
         return Learned(max(now, when[1]), "rate limited (429)", source or "", True)
     return Learned(None, "rate limited (429)", "default", True)
@@ -238,13 +242,43 @@ def after_success(headers: Mapping[str, str], now: float, default_s: float) -> L
     if stated.remaining is None or stated.remaining > 0:
         return None
     reset = stated.requests_reset
-    daily = stated.window_s is not None and stated.window_s >= DAY_S
+    window = stated.window_s
+    period: Period | None = None
+    if window is not None and window >= DAY_S:
+        period = "day" if window < 28 * DAY_S else "month"
     if reset is None:
         return Learned(now + default_s, "no requests remaining (header)", "header", True)
     return Learned(
         reset[1], f"no requests remaining until the reset ({reset[0]})", f"header {reset[0]}",
-        not daily,
+        period is None, period,
     )  # fmt: skip
+
+
+def believed(learned: Learned, now: float, time_zone: str, max_s: float) -> Learned:
+    """A stated end believed only up to a bound: a daily limit until the next quota day starts
+    plus an hour (a monthly one, the next month), any other wait `gateway.cooldown_max_s`.
+    Past it, the end is the bound and `why` says so: a 429 stating a reset in the year 2286
+    must not take a model out for good."""
+    if learned.until is None:
+        return learned
+    if learned.capped:
+        bound, rule = now + max_s, f"gateway.cooldown_max_s ({max_s:g} s)"
+    else:
+        period = learned.period or "day"
+        bound = boundary(now, time_zone, period) + GRACE_S
+        rule = f"the start of the next quota {period} plus an hour"
+    if learned.until <= bound:
+        return learned
+    why = f"{learned.why}; capped: the stated end ({moment(learned.until)}) is past {rule}"
+    return replace(learned, until=bound, why=why)
+
+
+def moment(when: float) -> str:
+    """An epoch time as UTC words, however far off it is."""
+    try:
+        return datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except (OverflowError, OSError, ValueError):
+        return f"{when:.0f} s after 1970"
 
 
 def scarce(stated: Stated) -> bool:

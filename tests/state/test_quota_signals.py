@@ -9,6 +9,7 @@ import pytest
 from gateway.state.quota_signals import (
     after_429,
     after_success,
+    believed,
     body_wait,
     boundary,
     duration,
@@ -229,3 +230,42 @@ def test_a_success_with_nothing_remaining_cools_until_its_reset(headers, until):
 )
 def test_a_low_remaining_count_is_scarce(headers, low):
     assert scarce(read_headers(headers, NOW)) is low
+
+
+MIDNIGHT = datetime(2025, 3, 7, tzinfo=UTC).timestamp()
+APRIL = datetime(2025, 4, 1, tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("message", "headers", "until", "capped"),
+    [
+        # a daily limit: believed until the next quota day starts plus an hour
+        ("free-models-per-day", {"X-RateLimit-Reset": "9999999999999"}, MIDNIGHT + 3600, True),
+        (
+            "free-models-per-day",
+            {"X-RateLimit-Reset": str(MIDNIGHT + 1800)},
+            MIDNIGHT + 1800,
+            False,
+        ),
+        ("daily quota", {"Retry-After": "999999999"}, MIDNIGHT + 3600, True),
+        # a monthly one: the next month plus an hour
+        ("monthly limit reached", {"Retry-After": "99999999"}, APRIL + 3600, True),
+        # anything else: cooldown_max_s
+        ("slow down", {"Retry-After": "99999999"}, NOW + 600, True),
+        ("slow down", {"retry-after-ms": "120000"}, NOW + 120, False),
+    ],
+)
+def test_a_stated_end_is_believed_only_up_to_its_bound(message, headers, until, capped):
+    learned = believed(after_429(message, headers, NOW, "UTC"), NOW, "UTC", 600)
+    assert learned.until == until
+    assert ("capped:" in learned.why) is capped
+
+
+def test_a_success_with_a_daily_window_is_bounded_by_the_next_day():
+    headers = {
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "99999999s",
+        "RateLimit-Policy": "100;w=86400",
+    }
+    learned = believed(after_success(headers, NOW, 60), NOW, "UTC", 600)
+    assert learned is not None and learned.until == MIDNIGHT + 3600 and "capped" in learned.why

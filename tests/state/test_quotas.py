@@ -3,6 +3,8 @@ messages, kept across restarts and across workers, pacing, and the usage."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -247,3 +249,67 @@ def test_a_key_sees_only_its_own_usage(make_gateway, sim, tmp_path):
     assert {r["key"] for r in ann["rows"]} == {"ann"} and {r["key"] for r in bob["rows"]} == {"bob"}
     assert ann["totals"]["calls"] == 2 * bob["totals"]["calls"] > 0
     assert gw.http.get("/bench/usage").status_code == 401
+
+
+# Believed up to a bound (contract §17): a provider's stated reset does not take a model out for
+# good, and the cooldown and the learned limit it is kept as say it was capped.
+
+ABSURD_RESET = "9999999999999"  # epoch ms: the year 2286
+
+
+def learned_rows(store) -> list[dict]:
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        db.row_factory = sqlite3.Row
+        return [dict(r) for r in db.execute("SELECT * FROM learned_limits")]
+
+
+def test_a_daily_limit_stating_a_reset_in_2286_cools_only_until_the_next_quota_day_plus_an_hour(
+    make_gateway, sim, clock, tmp_path
+):
+    store = tmp_path / "kept.db"
+    gw = make_gateway(duo_raw(sim.url), store=store, clock=clock.now)
+    sim.set(
+        served("alpha"), status=429, error_message=DAILY,
+        headers={"X-RateLimit-Reset": ABSURD_RESET},
+    )  # fmt: skip
+    assert first_seat(gw.ask("bench/duo")[0])["status"] == "rate_limited"
+    row = model_row(gw, "alpha")
+    assert row["cooling_until"] == MIDNIGHT + 3600  # not the year 2286
+    assert "daily limit" in row["cooling_why"]
+    assert "capped: the stated end (2286-11-20 17:46 UTC)" in row["cooling_why"]
+    (kept,) = learned_rows(store)
+    assert kept["until"] == MIDNIGHT + 3600 and "capped" in kept["why"]
+
+    again = make_gateway(duo_raw(sim.url), store=store, clock=clock.now)  # a restart
+    assert model_row(again, "alpha")["cooling_until"] == MIDNIGHT + 3600
+    clock.advance(MIDNIGHT + 3600 - NOW + 1)
+    sim.set(served("alpha"))  # the provider answers again
+    assert first_seat(again.ask("bench/duo")[0])["status"] == "ok"
+
+
+def test_an_ordinary_retry_after_past_cooldown_max_s_is_capped_and_says_so(
+    make_gateway, sim, clock
+):
+    gw = make_gateway(duo_raw(sim.url, cooldown_max_s=900), clock=clock.now)
+    sim.set(served("alpha"), status=429, retry_after=10**9)
+    assert first_seat(gw.ask("bench/duo")[0])["status"] == "rate_limited"
+    row = model_row(gw, "alpha")
+    assert row["cooling_until"] == NOW + 900
+    assert "capped" in row["cooling_why"] and "gateway.cooldown_max_s (900 s)" in row["cooling_why"]
+
+
+def test_a_cooldown_kept_from_before_the_bounds_is_held_to_them_at_start(
+    make_gateway, sim, clock, tmp_path
+):
+    store = tmp_path / "kept.db"
+    make_gateway(duo_raw(sim.url), store=store, clock=clock.now).close()
+    with contextlib.closing(sqlite3.connect(store)) as db, db:
+        db.execute(
+            "INSERT INTO learned_limits VALUES ('gamma', 9999999999.999, 'daily limit (x)', "
+            "'header x-ratelimit-reset', 0)"
+        )
+    gw = make_gateway(duo_raw(sim.url), store=store, clock=clock.now)
+    row = model_row(gw, "gamma")
+    april = datetime(2025, 4, 1, tzinfo=UTC).timestamp()
+    assert row["cooling_until"] == april + 3600  # the longest any rule allows: a month's
+    assert "capped: the kept end (2286-11-20 17:46 UTC)" in row["cooling_why"]
