@@ -116,7 +116,9 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
-    app.state.access = Access.from_environment(config.gateway.require_keys, runtime.clock)
+    app.state.access = Access.from_environment(
+        config.gateway.require_keys, runtime.clock, runtime.board
+    )
     return app
 
 

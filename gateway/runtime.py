@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.access.keys import Keys
+from gateway.access.throttle import CELLS as SIGN_IN_CELLS
 from gateway.bodies import BodyReader
 from gateway.config.settings import Config
 from gateway.health import Health
@@ -84,8 +85,9 @@ class Runtime:
 
 def board_size(config: Config) -> tuple[int, int]:
     """(cells, slots) for what the gateway keeps on its board: a few cells per model and shape,
-    a ring slot per unit of every rpm cap, and room for the keys' rings."""
+    a ring slot per unit of every rpm cap, room for the keys' rings, and the table of wrong
+    admin tokens (gateway/access/throttle.py)."""
     models, shapes = len(config.catalog.models), len(config.catalog.shapes)
-    cells = 4096 + 1024 + models * (12 + shapes) + 2 * len(config.connections)
+    cells = 4096 + 1024 + SIGN_IN_CELLS + models * (12 + shapes) + 2 * len(config.connections)
     caps = sum(config.model_rpm.values()) + sum(c.rpm or 0 for c in config.connections.values())
     return cells, 65536 + caps

@@ -30,7 +30,9 @@ from starlette.responses import Response
 
 from gateway.access.guard import is_loopback, parse_host
 from gateway.access.keys import KEY_PREFIX
+from gateway.access.throttle import CELLS, SignInThrottle
 from gateway.errors import Forbidden, Unauthorized
+from gateway.state.board import Board
 
 ADMIN_TOKEN_ENV = "BENCH_ADMIN_TOKEN"
 SESSION_COOKIE = "bench_session"
@@ -46,17 +48,23 @@ class Access:
         require_keys: bool,
         admin_token: str | None = None,
         clock: Callable[[], float] = time.time,
+        board: Board | None = None,
     ) -> None:
+        """*board*: where wrong admin tokens are counted, shared by the workers (a private
+        one if none is given)."""
         self.require_keys = require_keys
         self.admin_token = admin_token or None
         self.clock = clock
+        self.throttle = SignInThrottle(board or Board.private(CELLS + 16, 16), clock)
         secret = (self.admin_token or "").encode()
         self._key = hashlib.sha256(b"bench-dashboard-session\x00" + secret).digest()
 
     @classmethod
-    def from_environment(cls, require_keys: bool, clock: Callable[[], float]) -> Access:
+    def from_environment(
+        cls, require_keys: bool, clock: Callable[[], float], board: Board | None = None
+    ) -> Access:
         token = os.environ.get(ADMIN_TOKEN_ENV)
-        return cls(require_keys=require_keys, admin_token=token, clock=clock)
+        return cls(require_keys=require_keys, admin_token=token, clock=clock, board=board)
 
     def open_without_sign_in(self, request: Request) -> bool:
         if self.require_keys or request.client is None:
@@ -83,21 +91,26 @@ class Access:
 
     def sign_in(self, token: object, request: Request, response: Response) -> None:
         """Sets the session cookie for the admin token; 401 for anything else, a gateway key
-        included (said so, since that is the likely mistake)."""
+        included (said so, since that is the likely mistake); 429 with Retry-After after 10
+        wrong tokens in a minute from the client (gateway/access/throttle.py)."""
         if self.admin_token is None:
             raise Forbidden(
                 f"No admin token is set: start the gateway with {ADMIN_TOKEN_ENV} set.",
                 code="admin_token_not_set",
             )
+        client = request.client.host if request.client is not None else "-"
+        self.throttle.check(client)
         if not isinstance(token, str) or not token:
             raise Unauthorized('Send the admin token as {"token": "..."}.')
         if not hmac.compare_digest(token.encode(), self.admin_token.encode()):
+            self.throttle.wrong(client)
             if token.startswith(KEY_PREFIX):
                 raise Unauthorized(
                     "A gateway key does not open the dashboard: sign in with the admin token "
                     f"({ADMIN_TOKEN_ENV})."
                 )
             raise Unauthorized("That is not the admin token.")
+        self.throttle.right(client)
         expires = str(int(self.clock() + SESSION_S))
         payload = f"{expires}.{secrets.token_urlsafe(16)}"
         response.set_cookie(

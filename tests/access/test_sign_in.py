@@ -1,0 +1,70 @@
+"""Admin sign-in under a burst of real wrong tokens (contract §17): after 10 in a minute from one
+client, 429 with Retry-After, the right token included, until that minute is over; another client
+is not held up by it."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from gateway.access.sessions import ADMIN_TOKEN_ENV, SESSION_COOKIE
+from tests.helpers.clocks import ManualClock
+
+TOKEN = "the-admin-token-of-this-test"
+CSRF = {"X-CSRF-Token": "t"}
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(time.time())
+
+
+@pytest.fixture
+def keyed(make_gateway, monkeypatch, clock):
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, TOKEN)
+    return make_gateway(require_keys=True, clock=clock.now)
+
+
+def client(gw, source: str = "127.0.0.1") -> httpx.Client:
+    """A browser-like client of the sign-in form, from the loopback address *source*."""
+    return httpx.Client(
+        base_url=gw.url,
+        transport=httpx.HTTPTransport(local_address=source),
+        cookies={"bench_csrf": "t"},
+        timeout=30,
+    )
+
+
+def sign_in(http: httpx.Client, token: str) -> httpx.Response:
+    return http.post("/ui/signin", json={"token": token}, headers=CSRF)
+
+
+def test_a_burst_of_wrong_admin_tokens_gets_429_after_ten_and_the_right_one_waits_too(keyed, clock):
+    with client(keyed) as http, ThreadPoolExecutor(8) as pool:
+        burst = list(pool.map(lambda i: sign_in(http, f"guess-{i}"), range(60)))
+        statuses = [r.status_code for r in burst]
+        assert statuses.count(401) == 10 and statuses.count(429) == 50, statuses
+        refused = next(r for r in burst if r.status_code == 429)
+        assert 1 <= int(refused.headers["Retry-After"]) <= 60
+        error = refused.json()["error"]
+        assert error["code"] == "too_many_sign_ins" and "10 in a minute" in error["message"]
+
+        right = sign_in(http, TOKEN)  # a lucky guess inside the lockout tells nothing
+        assert right.status_code == 429 and SESSION_COOKIE not in right.cookies
+
+        clock.advance(61)  # the client's minute is over
+        right = sign_in(http, TOKEN)
+        assert right.status_code == 200 and SESSION_COOKIE in right.cookies
+        assert sign_in(http, "guess-again").status_code == 401  # counting starts again
+
+
+def test_another_client_is_not_held_up_by_one_guessing(keyed):
+    with client(keyed) as guesser, client(keyed, "127.0.0.2") as admin:
+        for i in range(11):
+            sign_in(guesser, f"guess-{i}")
+        assert sign_in(guesser, "guess").status_code == 429
+        assert sign_in(admin, "wrong once").status_code == 401
+        assert sign_in(admin, TOKEN).status_code == 200
