@@ -20,7 +20,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +29,7 @@ from starlette.requests import Request
 
 from gateway.errors import Forbidden, GatewayError, TooManyRequests, Unauthorized
 from gateway.state.board import WINDOW_S, Board, BoardFull
+from routing import Catalog
 from routing.refusals import echo
 
 log = logging.getLogger("bench.keys")
@@ -83,6 +84,28 @@ class Client:
                 f"its collections: {', '.join(sorted(self.collections or ()))}.",
                 param="model",
             )
+
+    def check_nominees(self, nominees: Iterable[str], catalog: Catalog) -> None:
+        """403 naming the first nominee (`with`) that is no model of the key's collections: a
+        scoped key's reach is its collections' models, and a nomination would seat any other.
+        (A key for `panel`, the router's panel, which seats from every model, may name any; an
+        unknown alias is left to the 400 that names it.)"""
+        if self.collections is None or "panel" in self.collections:
+            return
+        allowed = {
+            member
+            for name in self.collections
+            if (collection := catalog.collection(name)) is not None
+            for member in collection.members
+        }
+        for alias in nominees:
+            if alias not in allowed and catalog.model(alias) is not None:
+                raise Forbidden(
+                    f"This gateway key may not nominate {echo(alias)!r}: it is not a model of "
+                    f"the key's collections ({', '.join(sorted(self.collections))}).",
+                    param="with",
+                    code="model_not_allowed",
+                )
 
 
 EVERYONE = Client(LOCAL, reads_all=True)
@@ -142,12 +165,21 @@ class Keys:
         return Client(name, frozenset(scopes) if scopes is not None else None, record["rpm"])
 
     @contextmanager
-    def admitted(self, client: Client, collection: str) -> Iterator[None]:
-        """Around seating a panel: 403 outside the key's scope, else one request spent from its
-        rpm (429 with Retry-After when none is left). A refusal inside (unknown collection,
-        shape or alias, a prompt too large, nothing to seat, ...) gives the request back: only
-        requests that reach the models count."""
+    def admitted(
+        self,
+        client: Client,
+        collection: str,
+        nominees: Iterable[str] = (),
+        catalog: Catalog | None = None,
+    ) -> Iterator[None]:
+        """Around seating a panel: 403 outside the key's scope (its collections, and the models
+        of them a panel may nominate), else one request spent from its rpm (429 with
+        Retry-After when none is left). A refusal inside (unknown collection, shape or alias, a
+        prompt too large, nothing to seat, ...) gives the request back: only requests that
+        reach the models count."""
         client.check(collection)
+        if catalog is not None:
+            client.check_nominees(nominees, catalog)
         slots = self.spend(client) if self.spends else []
         try:
             yield

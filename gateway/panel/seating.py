@@ -49,9 +49,11 @@ def admitted(runtime: Runtime) -> Iterator[Ticket]:
 
 
 async def start_panel(runtime: Runtime, client: Client, ask: Ask, ticket: Ticket) -> PanelRun:
-    """Seat *ask* for *client* (403 outside its scope, 429 over its rpm) and start the run,
-    which holds *ticket* until it ends. A refusal seats nobody and calls nothing."""
-    with runtime.keys.admitted(client, ask.collection):  # scope, then the key's rpm
+    """Seat *ask* for *client* (403 outside its scope, or for a nominee outside the models of
+    its collections; 429 over its rpm) and start the run, which holds *ticket* until it ends.
+    A refusal seats nobody and calls nothing."""
+    catalog = runtime.config.catalog
+    with runtime.keys.admitted(client, ask.collection, ask.nominees, catalog):  # scope, rpm
         run = await seat(runtime, ask, client)
     ticket.resize(len(run.facts.plan.seats))
     run.start().add_done_callback(ticket.release)

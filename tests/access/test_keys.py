@@ -139,6 +139,45 @@ def test_a_scoped_key_sees_and_uses_only_its_collections(keyed, sim):
     assert gw.http.get(f"/bench/panels/{other.split('.')[0]}", headers=headers).status_code == 404
 
 
+def test_a_scoped_key_nominates_only_models_of_its_collections(keyed, sim):
+    """The attack: a key scoped to `solo` (alpha) names an outside model in `with`, by the
+    body and by the header, plain and streamed."""
+    gw, keys = keyed
+    scoped = create(keys, "solo-only", "--collections", "solo")
+    client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=scoped, max_retries=0)
+    asks = [
+        {"extra_body": {"with": ["zeta"]}},
+        {"extra_headers": {"X-Panel-With": "zeta"}},
+        {"extra_body": {"with": ["alpha", "zeta"]}, "stream": True},
+    ]
+    for ask in asks:
+        with pytest.raises(openai.PermissionDeniedError) as refused:
+            client.chat.completions.create(
+                model="bench/solo", messages=[{"role": "user", "content": "hi"}], **ask
+            )
+        error = refused.value.body
+        assert error["code"] == "model_not_allowed" and error["param"] == "with"
+        assert "'zeta'" in error["message"] and "solo" in error["message"]
+    assert sim.log() == []  # nobody was called
+    assert gw.http.get("/bench/panels", headers={"x-api-key": scoped}).json()["panels"] == []
+
+    inside = client.chat.completions.create(
+        model="bench/solo", messages=[{"role": "user", "content": "hi"}],
+        extra_body={"with": ["alpha"]},
+    )  # fmt: skip
+    assert inside.model_extra["bench"]["seats"][0]["alias"] == "alpha"  # a member: allowed
+    unscoped = create(keys, "everything")
+    response = post(gw, unscoped, model="bench/solo")
+    assert response.status_code == 200
+    named = gw.http.post(
+        "/v1/chat/completions",
+        json={"model": "bench/solo", "messages": [{"role": "user", "content": "hi"}],
+              "with": ["zeta"]},
+        headers={"x-api-key": unscoped},
+    )  # fmt: skip
+    assert "zeta" in {s["alias"] for s in named.json()["bench"]["seats"]}
+
+
 def test_a_key_over_its_rpm_gets_429_with_retry_after(keyed):
     gw, keys = keyed
     key = create(keys, "slow", "--rpm", "2")
