@@ -23,6 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from gateway.access.guard import Guard
+from gateway.access.masked import MaskedResponses
 from gateway.access.sessions import Access
 from gateway.config.settings import Config
 from gateway.dashboard import page as dashboard
@@ -104,9 +105,10 @@ def create_app(
         routes=routes,
         lifespan=lifespan,
         middleware=[
+            Middleware(MaskedResponses, mask=runtime.secrets),  # (the net under the sources')
             Middleware(
                 Guard, routes=routes, error_renderer_for=error_renderer_for, **_web_access(config)
-            )
+            ),
         ],
         exception_handlers={
             GatewayError: _gateway_error,

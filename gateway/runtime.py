@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.access.keys import Keys
+from gateway.access.secrets import Mask
 from gateway.access.throttle import CELLS as SIGN_IN_CELLS
 from gateway.bodies import BodyReader
 from gateway.config.settings import Config
@@ -45,8 +46,10 @@ class Runtime:
     panels: set[asyncio.Task[object]] = field(default_factory=set)  # running, awaited on shutdown
     ready: bool = False
     health: Health = field(default_factory=Health)  # what /healthz says once ready
+    secrets: Mask = field(init=False)  # the providers' secrets, masked wherever text goes out
 
     def __post_init__(self) -> None:
+        self.secrets = Mask(self.config.secrets)
         shared = self.config.state is not None
         if self.board is None or shared:  # with Redis, each worker mirrors it on its own board
             self.board = Board.private(*board_size(self.config))
@@ -74,13 +77,9 @@ class Runtime:
         self.bodies = BodyReader(self.config.gateway)
 
     def scrub(self, text: str | None) -> str | None:
-        """Keep resolved secrets out of anything written or shown."""
-        if not text:
-            return text
-        for secret in self.config.secrets:
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+        """Keep the providers' secrets out of anything written or shown: each masked as `…`
+        and its last four characters (gateway/access/secrets.py)."""
+        return self.secrets.text(text)
 
 
 def board_size(config: Config) -> tuple[int, int]:

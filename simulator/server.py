@@ -236,8 +236,9 @@ class _Exchange:
         usage: dict[str, int] | None,
         tool_calls: list[dict[str, Any]] | None = None,
     ) -> None:
-        """SSE chunks: role, content in 3-word groups (or a tool call's deltas: its id and name,
-        then its arguments in two halves), finish, optional usage, ``[DONE]``."""
+        """SSE chunks: role, content in 3-word groups (or `chunk_chars` characters each; or a
+        tool call's deltas: its id and name, then its arguments in two halves), finish, optional
+        usage, ``[DONE]``."""
         b = self.b
 
         async def event(
@@ -251,6 +252,9 @@ class _Exchange:
 
         words = re.findall(r"\s*\S+\s*", answer) or ([answer] if answer else [])
         pieces = ["".join(words[i : i + 3]) for i in range(0, len(words), 3)]
+        if b["chunk_chars"]:
+            size = b["chunk_chars"]
+            pieces = [answer[i : i + size] for i in range(0, len(answer), size)]
         await self.start(
             200,
             [

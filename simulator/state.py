@@ -30,6 +30,9 @@ BEHAVIOUR_KEYS = MappingProxyType(
         "hang": ((bool,), False),
         "empty": ((bool,), False),
         "chunk_delay_s": (_NUM, 0.0),
+        # streamed: the answer in pieces of this many characters, not 3-word groups (a hostile
+        # upstream splitting what it echoes across chunks)
+        "chunk_chars": ((int,), None),
         "stream_cut_after": ((int,), None),
         "stream_stall_after": ((int,), None),
         "malformed_chunk": ((bool,), False),

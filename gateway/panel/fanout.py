@@ -182,7 +182,7 @@ class Fanout:
             result.status, result.error_class = SeatStatus.ERROR, "internal"
             result.error = f"internal error: {type(exc).__name__}"
         else:
-            text = answer.text or ""
+            text = runtime.scrub(answer.text) or ""  # an echoed provider secret, masked
             result.status = SeatStatus.OK if text.strip() else SeatStatus.EMPTY
             result.answer = text
             result.tokens_in, result.tokens_out = answer.tokens_in, answer.tokens_out
@@ -207,7 +207,7 @@ class Fanout:
             result.status = SeatStatus.RATE_LIMITED
             now = self.runtime.clock()
             zone = self.runtime.config.gateway.quota_day_tz
-            learned = quota_signals.after_429(exc.message, exc.headers, now, zone)
+            learned = quota_signals.after_429(result.error or "", exc.headers, now, zone)
             if learned.until is None and exc.retry_after is not None:
                 learned = dataclasses.replace(learned, until=now + exc.retry_after, source="body")
             until = self.runtime.rate_limits.learn(result.alias, learned)

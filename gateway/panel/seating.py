@@ -140,7 +140,7 @@ async def _record_panel(
             "collection": ask.collection,
             "shape": ask.shape,
             "shape_by": ask.shape_by,
-            "prompt": ask.prompt,
+            "prompt": runtime.scrub(ask.prompt),
             "key_name": key_name,
             "skipped": reply.skipped_view(plan),
             "notes": list(plan.notes),

@@ -75,7 +75,7 @@ async def start_turn(
                 "collection": ask.collection,
                 "shape": shape,
                 "shape_by": "route",
-                "prompt": key[2] + ("\n\n" if key[2] else "") + key[3],
+                "prompt": runtime.scrub(key[2] + ("\n\n" if key[2] else "") + key[3]),
                 "key_name": key_name,
                 "skipped": [],
                 "notes": ["route"],

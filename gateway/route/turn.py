@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.access.secrets import ChunkMask
 from gateway.errors import PanelFailed, TooManyRequests, UpstreamError
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import with_keepalive
@@ -90,14 +91,15 @@ class RouteTurn:
         calls: dict[int, dict[str, Any]] = {}
         usage: Any = None
         error: str | None = None
+        masked = ChunkMask(self.runtime.secrets)  # an echoed secret, even split across chunks
         try:
             for chunk in self.held:
-                _collect(chunk, text, calls)
+                _collect(masked.chunk(chunk), text, calls)
                 self.given += 1
                 yield chunk
             async for chunk in chunks_of(self.stream):
                 usage = getattr(chunk, "usage", None) or usage
-                _collect(chunk, text, calls)
+                _collect(masked.chunk(chunk), text, calls)
                 yield chunk
         except UpstreamError as exc:
             error = self.runtime.scrub(exc.message) or exc.kind
@@ -115,6 +117,8 @@ class RouteTurn:
             await close(self.stream)
 
     async def finish_plain(self) -> None:
+        """Record the plain reply (an echoed provider secret masked first, as it is shown)."""
+        ChunkMask(self.runtime.secrets).message(self.response)
         message = self.response.choices[0].message
         calls = [c.model_dump() for c in (getattr(message, "tool_calls", None) or [])]
         answer = message.content or (json.dumps(calls) if calls else "")
