@@ -21,6 +21,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.access.guard import Guard
 from gateway.access.masked import MaskedResponses
@@ -101,7 +102,7 @@ def create_app(
             await runtime.store.close()
 
     routes = [*API_ROUTES, *dashboard.ROUTES, mcp_route]
-    app = Starlette(
+    app = _Gateway(
         routes=routes,
         lifespan=lifespan,
         middleware=[
@@ -193,7 +194,35 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return render(error)
 
 
+class _Gateway(Starlette):
+    """Starlette, with an unexpected error logged once. Its outermost layer sends the 500 (from
+    `_unexpected`, which logs the error) and then raises the error again for the server to log:
+    a second full traceback of the same error, in uvicorn's words. Here it stops at the app,
+    logged once: by `_unexpected`, or here when the reply had already begun."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return _LoggedOnce(super().build_middleware_stack())
+
+
+class _LoggedOnce:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)  # (a failing lifespan still fails)
+        try:
+            await self.app(scope, receive, send)
+        except Exception:
+            if not scope.get(_LOGGED):
+                log.exception("unexpected error on %s (after its reply began)", scope["path"])
+
+
+_LOGGED = "bench.error_logged"
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error on %s", request.url.path)
+    request.scope[_LOGGED] = True
     error = GatewayError("The gateway failed unexpectedly; the error is logged.")
     return error_renderer_for(request.url.path)(error)

@@ -89,7 +89,7 @@ def parse_host(value: str) -> Address | None:
         return None
     if port is None:
         return Address(name)
-    if not port.isdigit() or not 0 < int(port) < 65536:
+    if not (port.isascii() and port.isdigit() and len(port) <= 5) or not 0 < int(port) < 65536:
         return None
     return Address(name, int(port))
 
@@ -110,7 +110,9 @@ def is_loopback(name: str) -> bool:
         return True
     parts = name.split(".")
     return (
-        len(parts) == 4 and parts[0] == "127" and all(p.isdigit() and int(p) < 256 for p in parts)
+        len(parts) == 4
+        and parts[0] == "127"
+        and all(p.isascii() and p.isdigit() and len(p) <= 3 and int(p) < 256 for p in parts)
     )
 
 

@@ -157,6 +157,7 @@ class Keys:
         if record is None or not hmac.compare_digest(record["digest"], wanted):
             raise _unauthorized("Unknown or revoked gateway key.")
         name = record["name"]
+        request.state.key_name = name  # the access log names the key (gateway/serve/access_log)
         now = self.clock()
         if now - self._touched.get(name, 0.0) > _TOUCH_S:
             self._touched[name] = now

@@ -85,7 +85,9 @@ class Access:
         value = request.cookies.get(SESSION_COOKIE, "")
         expires, _, rest = value.partition(".")
         nonce, _, mac = rest.partition(".")
-        if not expires.isdigit() or not nonce or int(expires) < self.clock():
+        if not (expires.isascii() and expires.isdigit() and len(expires) <= 12) or not nonce:
+            return False
+        if int(expires) < self.clock():
             return False
         return hmac.compare_digest(mac, self._mac(f"{expires}.{nonce}"))
 

@@ -21,7 +21,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     trickled a byte a second would otherwise keep its request, and whatever it holds, for as
     long as its sender likes."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"The request body is over the limit of {limit} bytes.")
     timeout_s = runtime_of(request).config.gateway.body_timeout_s
     chunks: list[bytes] = []

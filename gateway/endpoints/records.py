@@ -44,7 +44,8 @@ async def list_panels(request: Request) -> Response:
 def page_query(params: Any) -> tuple[int, str | None, bool]:
     """(limit, before, owed) from a page's query string; 400 for a value it cannot mean."""
     raw = params.get("limit", "20")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+    # ASCII digits only: '²'.isdigit() is true, and int('²') fails
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6) or not 1 <= int(raw) <= MAX_LIMIT:
         raise BadRequest(f"`limit` must be a whole number from 1 to {MAX_LIMIT}.", param="limit")
     before = params.get("before") or None
     if before is not None and len(before) > 200:

@@ -17,7 +17,7 @@ from gateway.errors import BadRequest
 from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
 
-_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_MONTH = re.compile(r"([0-9]{4})-([0-9]{2})")
 SUMMED = ("calls", "tokens_in", "tokens_out", "errors")
 
 
@@ -26,9 +26,12 @@ def month_of(text: str | None, now: float, time_zone: str) -> tuple[int, int]:
     if text is None:
         local = datetime.fromtimestamp(now, ZoneInfo(time_zone))
         return local.year, local.month
-    found = _MONTH.match(text)
-    if not found or not 1 <= int(found.group(2)) <= 12 or int(found.group(1)) < 1970:
-        raise BadRequest(f"month must be YYYY-MM (e.g. 2025-03), got {text[:40]!r}.", param="month")
+    found = _MONTH.fullmatch(text)
+    if not found or not 1 <= int(found.group(2)) <= 12 or not 1970 <= int(found.group(1)) <= 9998:
+        raise BadRequest(
+            f"month must be YYYY-MM from 1970-01 to 9998-12 (e.g. 2025-03), got {text[:40]!r}.",
+            param="month",
+        )
     return int(found.group(1)), int(found.group(2))
 
 

@@ -102,7 +102,8 @@ class CappedResponse(aiohttp.ClientResponse):
             return self
         cap, limit = found
         declared = self.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > cap:
+        digits = declared.isascii() and declared.isdigit()
+        if digits and (len(declared) > 18 or int(declared) > cap):
             self.close()
             raise AnswerTooLarge(limit)
         self.content = _CountingReader(self.content, cap, limit, self)  # type: ignore[assignment]
