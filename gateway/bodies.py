@@ -178,3 +178,15 @@ def values_within(value: Any, limit: int) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return True
+
+
+def whole(value: Any) -> int | None:
+    """A JSON whole number as an int (`56.0` is one, as JSON Schema's integer has it); None
+    for anything else (a bool, a fraction, a string, infinity)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -40,8 +41,16 @@ from gateway.endpoints.records import (
 )
 from gateway.openapi import describe
 
-DESCRIPTION = describe()
 
+class GeminiModel(PathConvertor):
+    """A Gemini model name as `GET /v1beta/models/{name}` reads it: any path but one ending in a
+    method of the POST routes (`:generateContent` ...), which a GET must not answer (their
+    `Allow` is POST)."""
+
+    regex = r"(?!.*:(?:generateContent|streamGenerateContent|countTokens)$).*"
+
+
+register_url_convertor("gemini_model", GeminiModel())
 
 OLLAMA_GEMINI_ROUTES = [
     Route("/api/chat", ollama_chat, methods=["POST"]),
@@ -53,12 +62,16 @@ OLLAMA_GEMINI_ROUTES = [
     Route("/v1beta/models/{model:path}:streamGenerateContent", gemini_stream, methods=["POST"]),
     Route("/v1beta/models/{model:path}:countTokens", gemini_count_tokens, methods=["POST"]),
     Route("/v1beta/models", gemini_models, methods=["GET"]),
-    Route("/v1beta/models/{name:path}", gemini_model, methods=["GET"]),
+    Route("/v1beta/models/{name:gemini_model}", gemini_model, methods=["GET"]),
 ]
 
 
 async def openapi_json(request: Request) -> Response:
-    return JSONResponse(DESCRIPTION)
+    """The description for this gateway's config, made once per app."""
+    state = request.app.state
+    if getattr(state, "openapi", None) is None:
+        state.openapi = describe(runtime_of(request).config)
+    return JSONResponse(state.openapi)
 
 
 async def healthz(request: Request) -> Response:

@@ -5,18 +5,28 @@ replies validate against these schemas, so the description cannot drift from the
 `describe()` assembles it from one module per part: what they share (common), the records
 under /bench, and the client formats (OpenAI, Anthropic, Ollama and Gemini).
 
-May import: panel (seat statuses, the reply's fields), store (the records' fields).
+May import: panel (seat statuses, the reply's fields), store (the records' fields), records
+(their bounds), config.
 """
 
 from __future__ import annotations
 
+from gateway.config.settings import Config
 from gateway.openapi import anthropic, common, ollama_gemini, openai, records
 from gateway.openapi.common import Schema, operation
+from gateway.openapi.enforced import enforced
 
 __all__ = ["Schema", "describe"]
 
 
-def describe() -> Schema:
+def describe(config: Config | None = None) -> Schema:
+    """The description; for *config*, with what the server enforces that depends on it
+    (gateway/openapi/enforced.py): the one a gateway serves."""
+    document = _described()
+    return document if config is None else enforced(document, config)
+
+
+def _described() -> Schema:
     chat = openai.chat_op()
     messages, count_tokens = anthropic.messages_ops()
     return {

@@ -106,8 +106,10 @@ def operation(
     body: str | None = None,
     errors: Iterable[str] = (),
     mine: bool = False,
+    body_required: bool = True,
 ) -> Schema:
-    """*mine*: the route reaches only the caller's own records (404 for another key's)."""
+    """*mine*: the route reaches only the caller's own records (404 for another key's);
+    *body_required*: False when a request without a body means `{}`."""
     op: Schema = {"summary": summary, "responses": {"200": ok}}
     for code in errors:
         op["responses"][code] = ERRORS[code]
@@ -115,7 +117,7 @@ def operation(
         op["responses"]["404"] = NOT_YOURS
     if body:
         op["requestBody"] = {
-            "required": True,
+            "required": body_required,
             "content": {"application/json": {"schema": ref(body)}},
         }
     return op

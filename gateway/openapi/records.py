@@ -14,18 +14,22 @@ from gateway.openapi.common import (
     query,
     ref,
 )
+from gateway.records.pending import MAX_CALLS
+from gateway.records.usage import MONTH_PATTERN
+from gateway.records.verdicts import MAX_CLAIMS, MAX_NOTE
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 
+_CLAIM: Schema = {"type": "string", "maxLength": 2000}
 VERDICT: Schema = {
     "type": "object",
     "required": ["call", "useful"],
     "additionalProperties": False,
     "properties": {
-        "call": {"type": "string"},
+        "call": {"type": "string", "minLength": 1, "maxLength": 200},
         "useful": {"type": "boolean"},
-        "note": {"type": "string"},
-        "real": {"type": "array", "items": {"type": "string"}},
-        "false": {"type": "array", "items": {"type": "string"}},
+        "note": {"type": ["string", "null"], "maxLength": MAX_NOTE},
+        "real": {"type": ["array", "null"], "maxItems": MAX_CLAIMS, "items": _CLAIM},
+        "false": {"type": ["array", "null"], "maxItems": MAX_CLAIMS, "items": _CLAIM},
     },
 }
 
@@ -140,7 +144,11 @@ PENDING_REQUEST: Schema = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "calls": {**_IDS, "maxItems": 1000},
+        "calls": {
+            "type": "array",
+            "maxItems": MAX_CALLS,
+            "items": {"type": "string", "minLength": 1, "maxLength": 200},
+        },
         "limit": {"type": "integer", "minimum": 1, "maximum": 500},
     },
 }
@@ -197,6 +205,7 @@ PATHS: dict[str, Any] = {
             json_reply("Pending", "the calls sorted by verdict state"),
             "PendingRequest",
             ("400", "401"),
+            body_required=False,
         )
     },
     "/bench/panels": {
@@ -209,7 +218,11 @@ PATHS: dict[str, Any] = {
             ),
             "parameters": [
                 query("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
-                query("before", {"type": "string"}, "the `next` of the previous page"),
+                query(
+                    "before",
+                    {"type": "string", "maxLength": 200},
+                    "the `next` of the previous page",
+                ),
                 query("owed", {"type": "boolean"}, "only panels owing a verdict"),
             ],
         }
@@ -285,7 +298,8 @@ PATHS: dict[str, Any] = {
                     "name": "month",
                     "in": "query",
                     "required": False,
-                    "schema": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"},
+                    "schema": {"type": "string", "pattern": MONTH_PATTERN},
+                    "description": "YYYY-MM, from 1970-01 to 9998-12; none: this month",
                 }
             ],
         }

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, cast
 
-from gateway.bodies import MAX_PART_VALUES, MAX_RESPONSE_FORMAT, values_within
+from gateway.bodies import MAX_PART_VALUES, MAX_RESPONSE_FORMAT, values_within, whole
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from routing import ROUTER_PANEL, conversation_text, estimate_tokens, has_images
@@ -239,6 +239,8 @@ def sampling_of(body: dict[str, Any]) -> dict[str, Any]:
         value = body.get(field)
         if value is None:
             continue
+        if types == (int,) and whole(value) is not None:
+            value = whole(value)  # 56.0 is a whole number, as JSON Schema's integer has it
         if isinstance(value, bool) or not isinstance(value, types):
             raise BadRequest(f"`{field}` has the wrong type.", param=field)
         if field in RANGES:

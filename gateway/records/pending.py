@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.access.keys import Client
+from gateway.bodies import whole
 from gateway.errors import BadRequest
 from gateway.runtime import Runtime
 
@@ -25,7 +26,7 @@ def parse_pending(body: dict[str, Any]) -> tuple[list[str] | None, int]:
     if unknown:
         raise BadRequest(f"Unknown field(s): {', '.join(unknown)}.", param=unknown[0])
     calls = body.get("calls")
-    if calls is not None and (
+    if "calls" in body and (
         not isinstance(calls, list)
         or len(calls) > MAX_CALLS
         or not all(isinstance(c, str) and 0 < len(c) <= 200 for c in calls)
@@ -34,8 +35,8 @@ def parse_pending(body: dict[str, Any]) -> tuple[list[str] | None, int]:
             f"`calls` must be a list of at most {MAX_CALLS} call ids such as p1234.member1.",
             param="calls",
         )
-    limit = body.get("limit", DEFAULT_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= 500:
+    limit = whole(body.get("limit", DEFAULT_LIMIT))
+    if limit is None or not 0 < limit <= 500:
         raise BadRequest("`limit` must be a whole number from 1 to 500.", param="limit")
     return calls, limit
 

@@ -18,6 +18,10 @@ from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
 
 _MONTH = re.compile(r"([0-9]{4})-([0-9]{2})")
+# the months read (the years whose months all end before the year 10000), as the document says
+MONTH_PATTERN = (
+    "^(19[7-9][0-9]|[2-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-(0[1-9]|1[0-2])$"
+)
 SUMMED = ("calls", "tokens_in", "tokens_out", "errors")
 
 
