@@ -21,6 +21,8 @@ from gateway.config.settings import Config
 from gateway.openapi.common import Schema, json_reply
 
 MODEL_PATTERN = r"^(bench/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(:merged|:route)?$"
+# a format that carries no tools has no route mode (legacy completions)
+NO_ROUTE = {"CompletionRequest": r"^(bench/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(:merged)?$"}
 # routes any caller may use, keys or not
 OPEN = frozenset({"/healthz", "/openapi.json", "/api/version"})
 GEMINI = "/v1beta/"
@@ -32,8 +34,8 @@ def enforced(document: Schema, config: Config) -> Schema:
     aliases = [m.alias for m in config.catalog.models]
     shapes = [name for name, _ in config.catalog.shapes]
     schemas = described["components"]["schemas"]
-    for schema in schemas.values():
-        _constrain(schema, aliases)
+    for name, schema in schemas.items():
+        _constrain(schema, aliases, NO_ROUTE.get(name, MODEL_PATTERN))
     keyed = config.gateway.require_keys
     if keyed:
         described["components"]["securitySchemes"].update(
@@ -50,9 +52,12 @@ def enforced(document: Schema, config: Config) -> Schema:
             if "requestBody" in op:
                 for code, why in _BODY_CODES.items():
                     op["responses"].setdefault(code, {**error, "description": why})
-                _constrain(op["requestBody"]["content"]["application/json"]["schema"], aliases)
+                body = op["requestBody"]["content"]["application/json"]["schema"]
+                _constrain(body, aliases, MODEL_PATTERN)
             for parameter in op.get("parameters", ()):
                 _header(parameter, aliases, shapes)
+                if path.startswith(GEMINI) and parameter.get("in") == "path":
+                    parameter["schema"] = {"type": "string", "pattern": MODEL_PATTERN}
             if keyed and path not in OPEN:
                 op["security"] = _security(path)
                 op["responses"].setdefault("401", {**error, "description": "no valid key"})
@@ -80,7 +85,7 @@ def _security(path: str) -> list[dict[str, list[str]]]:
     return found
 
 
-def _constrain(schema: Any, aliases: list[str]) -> None:
+def _constrain(schema: Any, aliases: list[str], pattern: str) -> None:
     """`model` a collection's name, `with` configured aliases, wherever a body has them."""
     if not isinstance(schema, dict):
         return
@@ -88,7 +93,7 @@ def _constrain(schema: Any, aliases: list[str]) -> None:
     if isinstance(properties, dict):
         model = properties.get("model")
         if isinstance(model, dict) and model.get("type") == "string":
-            model["pattern"] = MODEL_PATTERN
+            model["pattern"] = pattern
         if "with" in properties:
             properties["with"] = {
                 "type": ["array", "null"],
@@ -114,9 +119,7 @@ def _header(parameter: Schema, aliases: list[str], shapes: list[str]) -> None:
 
 
 def _any_case(word: str) -> str:
-    return "".join(
-        f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in word
-    )
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in word)
 
 
 def _link_records(described: Schema) -> None:

@@ -29,7 +29,41 @@ _GEMINI_ERROR = {
     },
 }
 _OBJECT = {"type": "object"}
-SCHEMAS = {"OllamaError": _OLLAMA_ERROR, "GeminiError": _GEMINI_ERROR}
+_MODEL_NAME = {"type": "string", "description": "bench/<collection>[:route] or the bare name"}
+# The bodies as far as their readers (gateway/formats/ollama, gemini) need them named: a
+# collection, and the conversation; each reader refuses fields it does not know.
+OLLAMA_CHAT = {
+    "type": "object",
+    "required": ["model", "messages"],
+    "properties": {
+        "model": _MODEL_NAME,
+        "messages": {"type": "array", "minItems": 1, "items": _OBJECT},
+        "stream": {"type": "boolean"},
+    },
+}
+OLLAMA_GENERATE = {
+    "type": "object",
+    "required": ["model", "prompt"],
+    "properties": {
+        "model": _MODEL_NAME,
+        "prompt": {"type": "string"},
+        "stream": {"type": "boolean"},
+    },
+}
+OLLAMA_SHOW = {"type": "object", "required": ["model"], "properties": {"model": _MODEL_NAME}}
+GEMINI_REQUEST = {
+    "type": "object",
+    "required": ["contents"],
+    "properties": {"contents": {"type": "array", "minItems": 1, "items": _OBJECT}},
+}
+SCHEMAS = {
+    "OllamaError": _OLLAMA_ERROR,
+    "GeminiError": _GEMINI_ERROR,
+    "OllamaChatRequest": OLLAMA_CHAT,
+    "OllamaGenerateRequest": OLLAMA_GENERATE,
+    "OllamaShowRequest": OLLAMA_SHOW,
+    "GeminiRequest": GEMINI_REQUEST,
+}
 
 
 def _body(
@@ -39,13 +73,15 @@ def _body(
 
 
 def _op(
-    summary: str, ok: dict[str, Any], error: str, codes: tuple[str, ...], body: bool = True
+    summary: str, ok: dict[str, Any], error: str, codes: tuple[str, ...], body: str | None = None
 ) -> dict[str, Any]:
+    """*body*: the request body's schema (in components), if the route takes one."""
     op: dict[str, Any] = {"summary": summary, "responses": {"200": ok}}
     for code in codes:
         op["responses"][code] = _body({"$ref": f"#/components/schemas/{error}"}, "refused")
-    if body:
-        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _OBJECT}}}
+    if body is not None:
+        schema = {"$ref": f"#/components/schemas/{body}"}
+        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema}}}
     return op
 
 
@@ -53,7 +89,7 @@ _PANEL_CODES = ("400", "401", "403", "404", "413", "429", "502", "503")
 _MODEL = {"name": "model", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-def _ollama_panel(summary: str) -> dict[str, Any]:
+def _ollama_panel(summary: str, body: str) -> dict[str, Any]:
     ok = {
         "description": "NDJSON lines, the last `done` with `bench`; one object if stream false",
         "content": {
@@ -61,31 +97,35 @@ def _ollama_panel(summary: str) -> dict[str, Any]:
             "application/json": {"schema": _OBJECT},
         },
     }
-    return {"post": _op(summary, ok, "OllamaError", _PANEL_CODES)}
+    return {"post": _op(summary, ok, "OllamaError", _PANEL_CODES, body)}
 
 
 def _gemini(
     summary: str, ok: dict[str, Any], codes: tuple[str, ...] = _PANEL_CODES
 ) -> dict[str, Any]:
-    return {"post": {**_op(summary, ok, "GeminiError", codes), "parameters": [_MODEL]}}
+    return {
+        "post": {**_op(summary, ok, "GeminiError", codes, "GeminiRequest"), "parameters": [_MODEL]}
+    }
 
 
 PATHS: dict[str, Any] = {
     "/api/chat": _ollama_panel(
         "Ollama chat: ask a panel, or in route mode (`bench/<c>:route`) one member, tools passed "
-        "through both ways"
+        "through both ways", "OllamaChatRequest"
     ),
-    "/api/generate": _ollama_panel("Ollama generate: ask a panel (route mode is on /api/chat)"),
+    "/api/generate": _ollama_panel(
+        "Ollama generate: ask a panel (route mode is on /api/chat)", "OllamaGenerateRequest"
+    ),
     "/api/tags": {
         "get": _op("Collections as Ollama models", _body(_OBJECT, "the list"), "OllamaError",
-                   ("401",), body=False)
+                   ("401",))
     },
     "/api/show": {
         "post": _op("One collection's details", _body(_OBJECT, "the model"), "OllamaError",
-                    ("400", "401", "403", "404"))
+                    ("400", "401", "403", "404"), "OllamaShowRequest")
     },
     "/api/version": {"get": _op("The gateway's version", _body(_OBJECT, "version"), "OllamaError",
-                                (), body=False)},
+                                ())},
     "/v1beta/models/{model}:generateContent": _gemini(
         "Gemini generateContent: ask a panel, or in route mode (`<c>:route`) one member, function "
         "calls passed through both ways (bench in the X-Bench-* headers)",
@@ -106,12 +146,12 @@ PATHS: dict[str, Any] = {
     ),
     "/v1beta/models": {
         "get": _op("Collections as Gemini models", _body(_OBJECT, "{models}"), "GeminiError",
-                   ("401",), body=False)
+                   ("401",))
     },
     "/v1beta/models/{name}": {
         "get": {
             **_op("One collection as a Gemini model", _body(_OBJECT, "a Model"), "GeminiError",
-                  ("401", "403", "404"), body=False),
+                  ("400", "401", "403", "404")),
             "parameters": [{**_MODEL, "name": "name"}],
         }
     },

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.openapi import sampling
 from gateway.openapi.common import NULLABLE_STR, SEATS_HEADER, Schema, json_reply, operation, ref
 
 USAGE: Schema = {
@@ -48,28 +49,18 @@ COMPLETION: Schema = {
     },
 }
 
+MAX_MESSAGES = 1000  # gateway.max_messages' default
+
 CHAT_REQUEST: Schema = {
     "type": "object",
     "required": ["model", "messages"],
     "properties": {
         "model": {"type": "string", "description": "bench/<collection>[:merged] or bench/panel"},
-        "messages": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "required": ["role", "content"],
-                "properties": {
-                    "role": {"enum": ["system", "developer", "user", "assistant"]},
-                    "content": {"type": ["string", "array"]},
-                },
-            },
-        },
+        "messages": sampling.messages(MAX_MESSAGES),
         "stream": {"type": "boolean"},
-        "with": {"type": "array", "items": {"type": "string"}},
-        "bench": {"type": "object", "properties": {"reply": {"enum": ["panel", "merged"]}}},
-        "temperature": {"type": "number"},
-        "max_tokens": {"type": "integer"},
+        "with": {"type": ["array", "null"], "items": {"type": "string"}},
+        "bench": sampling.REPLY,
+        **sampling.SAMPLING,
     },
 }
 
@@ -198,8 +189,21 @@ COMPLETION_REQUEST = {
     "required": ["model", "prompt"],
     "properties": {
         "model": {"type": "string"},
-        "prompt": {"type": ["string", "array"], "description": "a string, or a list of one"},
+        "prompt": {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "minItems": 1, "maxItems": 1, "items": {"type": "string"}},
+            ],
+            "description": "a string, or a list of one",
+        },
         "stream": {"type": "boolean"},
+        "with": {"type": ["array", "null"], "items": {"type": "string"}},
+        "bench": sampling.REPLY,
+        **sampling.SAMPLING,
+        "echo": {"enum": [False, None], "description": "a panel's text is no continuation"},
+        "suffix": {"enum": ["", None]},
+        "best_of": {"enum": [1, None]},
+        "logprobs": {"type": "null"},
     },
 }
 

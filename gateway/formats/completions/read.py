@@ -31,11 +31,11 @@ def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
     collection_named(model)
     prompt = _prompt(body.get("prompt"))
     one_choice(body)
-    if body.get("echo"):
+    if body.get("echo") not in (None, False):
         raise BadRequest(
             "`echo` cannot be honoured: a panel's text is not a continuation.", param="echo"
         )
-    if body.get("suffix"):
+    if body.get("suffix") not in (None, ""):
         raise BadRequest("`suffix` (insertion) cannot be honoured on a panel.", param="suffix")
     best_of = body.get("best_of")
     if best_of is not None and (isinstance(best_of, bool) or best_of != 1):
