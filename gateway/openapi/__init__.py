@@ -11,10 +11,9 @@ May import: panel (seat statuses, the reply's fields), store (the records' field
 
 from __future__ import annotations
 
-from gateway.config.settings import Config
 from gateway.openapi import anthropic, common, ollama_gemini, openai, records
 from gateway.openapi.common import Schema, operation
-from gateway.openapi.enforced import enforced
+from gateway.openapi.enforced import Config, enforced
 
 __all__ = ["Schema", "describe"]
 

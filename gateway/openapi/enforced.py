@@ -17,7 +17,7 @@ import copy
 import re
 from typing import Any
 
-from gateway.config.settings import Config
+from gateway.config.settings import Config as Config  # (re-exported: describe()'s type)
 from gateway.openapi.common import Schema, json_reply
 
 MODEL_PATTERN = r"^(bench/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(:merged|:route)?$"
