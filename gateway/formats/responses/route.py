@@ -37,7 +37,7 @@ _SAMPLING = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens"
              "user": "user", "parallel_tool_calls": "parallel_tool_calls"}  # fmt: skip
 
 
-def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
+def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -> RouteAsk:
     input_, instructions = body.get("input"), body.get("instructions")
     if not isinstance(input_, str | list) or not input_:
         raise BadRequest("`input` must be a string or a non-empty list of items.", param="input")
