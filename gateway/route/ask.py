@@ -1,6 +1,11 @@
 """What an agent's turn asks for, in no client's format (`RouteAsk`), and whether a request asks
 for route mode at all (`wanted`): the `:route` suffix, `"bench": {"reply": "route"}`, or a
-collection whose `reply` is route."""
+collection whose `reply` is route.
+
+A turn continues a conversation only when it says so (`continues`): it carries earlier turns (an
+assistant message or a tool result) or names a session (`session_of`: the headers agents send,
+or what a format reads from its body). Without either it is a new conversation, even when its
+text equals an earlier one's: a one-shot request is no conversation to keep on a member."""
 
 from __future__ import annotations
 
@@ -22,11 +27,40 @@ class RouteAsk:
     stream: bool
     options: dict[str, Any] = field(default_factory=dict)  # the format's own (include_usage)
     hints: Hints = NO_HINTS  # what each member is given where it takes it, or told was dropped
+    session: str | None = None  # the session the client names, if it names one
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = self.request["messages"]
         return messages
+
+    @property
+    def continues(self) -> bool:
+        """Does this turn continue a conversation (a session, or earlier turns it carries)?"""
+        return self.session is not None or any(
+            m.get("role") in ("assistant", "tool", "function") for m in self.messages
+        )
+
+
+# The headers agents name their session in: ours, Claude Code's, Codex's, opencode's.
+SESSION_HEADERS = (
+    "x-bench-conversation",
+    "x-claude-code-session-id",
+    "session-id",
+    "thread-id",
+    "x-session-id",
+    "x-session-affinity",
+)
+
+
+def session_of(headers: dict[str, str], *named: str | None) -> str | None:
+    """The session a request names: in its headers (lower-cased), else the first of *named*
+    (what its format reads from the body: Anthropic's metadata.user_id, `prompt_cache_key`)."""
+    for name in SESSION_HEADERS:
+        value = headers.get(name, "").strip()
+        if value:
+            return value[:200]
+    return next((value[:200] for value in named if value), None)
 
 
 def wanted(model: Any, options: Any, config: Config) -> str | None:

@@ -51,8 +51,10 @@ async def start_turn(
     members = collection.members
     shape = collection.shape or "general"
     key_name = client.name
-    key = (ask.collection, key_name, *_opening(ask.messages))
-    held = await runtime.live.begin_turn(key, members, client)
+    system, first = _opening(ask.messages)
+    # A named session is the conversation; else its opening is, which its later turns resend.
+    key = (ask.collection, key_name, "<session>" if ask.session else system, ask.session or first)
+    held = await runtime.live.begin_turn(key, members, client, fresh=not ask.continues)
     now = runtime.clock()
     cooling = runtime.rate_limits.cooling(now, members)
     evidence = runtime.figures.evidence(cooling, shape, aliases=members)
@@ -76,7 +78,7 @@ async def start_turn(
                 "collection": ask.collection,
                 "shape": shape,
                 "shape_by": "route",
-                "prompt": key[2] + ("\n\n" if key[2] else "") + key[3],
+                "prompt": system + ("\n\n" if system else "") + first,
                 "key_name": key_name,
                 "skipped": [],
                 "notes": ["route"],

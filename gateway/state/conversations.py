@@ -1,6 +1,10 @@
 """Route mode's conversations, on the board every worker shares: which member has one, its id,
 how many turns it has had.
 
+A request continues a conversation only when it says so (earlier turns, or a session it names:
+gateway/route/ask.py); one that continues nothing starts a new one (`fresh`), so identical
+one-shot requests are each offered to the members in order, a recovered member first again.
+
 Why on the board: an agent's next turn may land on any worker, and it must find the same member
 and the next turn number there. A conversation is known by (collection, key, system text, first
 user text), which an agent resends every turn; it is forgotten after an hour idle.
@@ -43,14 +47,16 @@ class Conversations:
         self.board, self.clock = board, clock
         self.journal = journal  # a shared live state (gateway/state) sends `settle` on
 
-    def begin(self, key: Key, members: Sequence[str]) -> Turn:
-        """The conversation *key* belongs to (a new one if none is live), and its next turn."""
+    def begin(self, key: Key, members: Sequence[str], fresh: bool = False) -> Turn:
+        """The conversation *key* belongs to (a new one if none is live), and its next turn.
+        *fresh*: the request continues nothing, so it starts a new conversation at *key* even
+        when one is live there (its next turn, carrying this one, finds the new one)."""
         digest, cell = _digest(key), _cell(key)
         now = self.clock()
         with self.board.locked():
             index, last = self.board.numbers(cell)
             held = self.board.text(cell).split(" ")
-            if len(held) == 3 and held[0] == digest and now - last < IDLE_S:
+            if not fresh and len(held) == 3 and held[0] == digest and now - last < IDLE_S:
                 turn = int(held[2]) + 1
                 member = members[int(index) - 1] if 0 < index <= len(members) else None
                 self.board.write(cell, index, now, text=f"{digest} {held[1]} {turn}")
@@ -75,10 +81,10 @@ def new_conversation() -> str:
     return "c" + secrets.token_hex(6)
 
 
-def converse_op(key: Key, conversation: str) -> list[Any]:
+def converse_op(key: Key, conversation: str, fresh: bool = False) -> list[Any]:
     """The shared state's operation for `begin` (gateway/state/live.lua): *conversation* is
-    the id a new conversation takes."""
-    return ["converse", _cell(key), _digest(key), IDLE_S, conversation]
+    the id a new conversation takes; *fresh*, as for `begin`."""
+    return ["converse", _cell(key), _digest(key), IDLE_S, conversation, 1 if fresh else 0]
 
 
 def turn_of(reply: list[str], members: Sequence[str]) -> Turn:

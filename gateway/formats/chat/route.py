@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from gateway.errors import BadRequest, GatewayError
 from gateway.panel.ask import SAMPLING, one_choice
 from gateway.panel.hints import CHAT_HINTS, chat_hints
-from gateway.route.ask import RouteAsk
+from gateway.route.ask import RouteAsk, session_of
 from gateway.route.keepalive import Quiet, with_keepalive
 from gateway.route.turn import RouteTurn
 
@@ -53,7 +53,8 @@ def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -
     options = body.get("stream_options")
     usage = isinstance(options, dict) and bool(options.get("include_usage"))
     hints = chat_hints(body).drop(*(field for field in body if field not in _KNOWN))
-    return RouteAsk(body["model"], collection, request, stream, {"include_usage": usage}, hints)
+    own = {"include_usage": usage}
+    return RouteAsk(body["model"], collection, request, stream, own, hints, session_of(headers))
 
 
 async def render_route(turn: RouteTurn) -> Response:
@@ -62,13 +63,13 @@ async def render_route(turn: RouteTurn) -> Response:
         return StreamingResponse(stream(turn), media_type="text/event-stream", headers=headers)
     await turn.finish_plain()
     body = turn.response.model_dump(exclude_none=True)
-    body["model"] = turn.ask.requested_model
+    body["model"] = turn.alias
     body["bench"] = turn.bench
     return JSONResponse(body, headers=turn.headers)
 
 
 async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
-    model = turn.ask.requested_model
+    model = turn.alias
     usage_asked = turn.ask.options.get("include_usage", False)
     base: dict[str, Any] = {}
     try:

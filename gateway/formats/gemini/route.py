@@ -38,7 +38,7 @@ from gateway.formats.gemini.render import error_body, streamed
 from gateway.formats.gemini.tools import tool_choice, tools_of
 from gateway.panel.ask import sampling_of
 from gateway.panel.hints import Hints, joined
-from gateway.route.ask import RouteAsk
+from gateway.route.ask import RouteAsk, session_of
 from gateway.route.pieces import Assembly, Text, args_of, error_text, tokens_of
 from gateway.route.turn import RouteTurn
 from gateway.upstream.translate.gemini import to_chat
@@ -81,7 +81,7 @@ def read_route(
         if choice is not None:
             request["tool_choice"] = choice
     found = joined(found.drop(*hosted), config_found)
-    return RouteAsk(model, collection, request, stream, hints=found)
+    return RouteAsk(model, collection, request, stream, hints=found, session=session_of(headers))
 
 
 def _contents(contents: Any) -> tuple[list[dict[str, Any]], tuple[list[str], list[str]]]:
