@@ -21,7 +21,7 @@ UpstreamError                 one seat's failure: becomes a seat status, never a
 ├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
 ├── UpstreamBrokenStream      a stream that broke off or was malformed
 ├── UpstreamAnswerTooLarge    an answer over `gateway.max_answer_bytes` (reading stopped there)
-└── UpstreamFailed            anything else the provider answered with an error
+└── UpstreamFailed            anything else the provider answered with an error (its status)
 """
 
 from __future__ import annotations
@@ -171,3 +171,7 @@ class UpstreamAnswerTooLarge(UpstreamError):
 
 class UpstreamFailed(UpstreamError):
     kind = "upstream"
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the provider's HTTP status, when it answered with one

@@ -38,6 +38,8 @@ def classify(exc: BaseException, timeout: float) -> UpstreamError:
         return UpstreamAuth(message)
     if isinstance(exc, litellm.APIConnectionError) or _refused(exc):
         return UpstreamUnreachable(message)
+    if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
+        return UpstreamFailed(message, 400)  # the provider refused the request itself
     return UpstreamFailed(message)
 
 

@@ -1,4 +1,5 @@
-"""Which OpenAI chat parameters a model's provider takes, as litellm knows them.
+"""Which OpenAI chat parameters a model's provider takes, and whether it takes an assistant
+prefill, as litellm knows them.
 
 A request's hints (gateway/panel/hints.py) are passed on to a model only where its provider takes
 them: litellm refuses an unsupported parameter outright (unless told to drop it, which would drop
@@ -10,6 +11,17 @@ from __future__ import annotations
 from functools import lru_cache
 
 import litellm
+import litellm.utils
+
+
+@lru_cache(maxsize=1024)
+def takes_prefill(model: str) -> bool:
+    """Does litellm's model map say *model* (`provider/name`) takes an assistant prefill (a
+    last assistant message it writes on from)? False for a model litellm cannot place."""
+    try:
+        return bool(litellm.utils.supports_assistant_prefill(model=model))
+    except Exception:  # an unknown model: told to continue instead, which every model takes
+        return False
 
 
 @lru_cache(maxsize=1024)

@@ -66,6 +66,38 @@ async def chunks_of(stream: Any) -> AsyncIterator[Any]:
         yield chunk
 
 
+def whole_response(
+    first: Any,
+    text: str,
+    reasoning: str,
+    calls: list[dict[str, Any]],
+    finish_reason: str | None,
+    usage: Any,
+) -> litellm.ModelResponse:
+    """A plain reply, as litellm would have returned it, from a streamed one's parts (route
+    mode reads every member as a stream; *first*: its first chunk, for the id and time)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["arguments"]},
+            }
+            for c in calls
+        ]
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    finish = finish_reason or ("tool_calls" if calls else "stop")
+    return litellm.ModelResponse(
+        id=getattr(first, "id", None),
+        created=getattr(first, "created", None),
+        model=getattr(first, "model", None),
+        choices=[{"index": 0, "message": message, "finish_reason": finish}],
+        usage=usage,
+    )
+
+
 async def close(stream: Any) -> None:
     closing = getattr(stream, "aclose", None)
     if closing is not None:

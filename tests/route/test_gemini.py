@@ -135,13 +135,15 @@ def test_a_rate_limited_member_hands_the_turn_on_before_the_first_chunk(crew, si
 
 def test_an_error_after_the_first_chunk_is_an_error_never_a_short_success(crew, sim):
     sim.set("sim-alpha", error_after=1, answer="one two three four five six seven")
+    for other in ("sim-gamma", "sim-delta"):  # and nobody can continue it
+        sim.set(other, status=500)
     seen = []
     with pytest.raises(errors.ServerError) as caught:
         for chunk in client(crew).models.generate_content_stream(model=MODEL, contents=QUESTION):
             seen.append(chunk.text)
     assert caught.value.code == 502 and "mid-stream" in caught.value.message
     assert seen == ["one two three "]
-    assert sim.log("sim-gamma") == []  # after the first piece, no failover
+    assert [len(sim.log(m)) for m in ("sim-gamma", "sim-delta")] == [1, 1]  # asked to go on
 
 
 @pytest.mark.parametrize(

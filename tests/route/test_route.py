@@ -148,15 +148,17 @@ def test_a_conversation_stays_with_its_member_across_turns(crew, sim):
     assert (gamma["seated"], gamma["answered"], gamma["useful"]) == (2, 2, 1)
 
 
-def test_an_error_after_the_first_piece_is_an_error_event(crew, sim):
+def test_an_error_after_the_first_piece_nobody_can_continue_is_an_error_event(crew, sim):
     sim.set("sim-alpha", error_after=1, answer="one two three four five six seven")
+    for other in ("sim-gamma", "sim-delta"):  # and nobody can continue it
+        sim.set(other, status=500)
     with pytest.raises(openai.APIError):
         with crew.client.chat.completions.stream(
             model="bench/crew:route", messages=[{"role": "user", "content": "hi"}]
         ) as events:
             for _event in events:
                 pass
-    assert len(sim.log("sim-gamma")) == 0  # after the first piece, no failover
+    assert [len(sim.log(m)) for m in ("sim-gamma", "sim-delta")] == [1, 1]  # asked to go on
 
 
 def test_every_member_limited_is_a_429_with_retry_after(crew, sim):

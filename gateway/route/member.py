@@ -1,0 +1,176 @@
+"""One member's try at a turn: its stream opened and read up to its first piece.
+
+Every try is streamed from the member, plain turns too: only a stream shows when a member
+starts answering, so a silent one is left after `gateway.first_token_s` while a slow but
+working one (a long answer, a long think) is not, and an answer is read piece by piece (its
+size held to `gateway.max_answer_bytes` as it comes). A turn's first try and the tries that
+continue a broken stream (gateway/route/continuation.py) pass through here alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.errors import (
+    UpstreamContextWindow,
+    UpstreamError,
+    UpstreamFailed,
+    UpstreamRateLimited,
+    UpstreamTimeout,
+)
+from gateway.route.ask import RouteAsk
+from gateway.runtime import Runtime
+from gateway.upstream.params import supported_params
+from gateway.upstream.relay import chunks_of, close, max_output_of
+
+# A request's mark (never sent) of the form it takes: a prefill may be refused, then told.
+FORM, PREFILL = "_form", "prefill"
+
+
+@dataclass
+class Failure:
+    alias: str
+    status: str  # rate_limited | cooling | error | timeout | empty
+    error: str
+    refused: int | None = None  # 400 or 413: the member refused the request itself
+    retry_after: float | None = None  # the wait a rate-limited member stated
+
+    def view(self) -> dict[str, str]:
+        return {"alias": self.alias, "status": self.status, "error": self.error}
+
+
+class MemberFailed(Exception):
+    """The member gave no first piece; *failure* says why."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.error)
+        self.failure = failure
+
+
+@dataclass
+class Opened:
+    """A member that has started answering: its stream, and its chunks up to the first piece."""
+
+    alias: str
+    stream: Any
+    held: list[Any]
+    first_token_s: float
+    dropped: tuple[str, ...]
+
+
+@dataclass
+class Plan:
+    """The members still to try for a turn, in order, the tries left, and each failure."""
+
+    order: list[str]
+    tries: int
+    failures: list[Failure] = field(default_factory=list)
+
+
+async def open_member(
+    runtime: Runtime, ask: RouteAsk, alias: str, request: dict[str, Any], wait_s: float
+) -> Opened:
+    """Open *alias*'s stream for *request* and read it up to its first piece, for at most
+    *wait_s*; raise MemberFailed (a 429 cools the member first)."""
+    settings = runtime.config.gateway
+    params = runtime.config.litellm_params[alias]
+    kept, dropped = ask.hints.resolve(supported_params(params["model"]))
+    sent = _capped({**request, **kept}, runtime, alias)
+    started = time.monotonic()
+    stream: Any = None
+    held: list[Any] = []
+    try:
+        async with asyncio.timeout(wait_s):
+            stream = await runtime.upstream.open_turn(
+                params, sent, settings.seat_timeout_s, stream=True
+            )
+            async for chunk in chunks_of(stream):
+                held.append(chunk)
+                if has_piece(chunk):
+                    first = round(time.monotonic() - started, 3)
+                    return Opened(alias, stream, held, first, dropped)
+        failure = Failure(alias, "empty", "the model returned nothing")
+    except TimeoutError:
+        failure = Failure(alias, "timeout", f"no first piece within {wait_s:g} s")
+    except UpstreamRateLimited as exc:
+        until = runtime.rate_limits.cool(alias, exc.retry_after, "rate limited (429)")
+        error = f"{runtime.scrub(exc.message)} (cooling {until - runtime.clock():.0f} s)"
+        failure = Failure(alias, "rate_limited", error, retry_after=exc.retry_after)
+    except UpstreamError as exc:
+        status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
+        failure = Failure(alias, status, runtime.scrub(exc.message) or exc.kind, _refused(exc))
+    if stream is not None:
+        await close(stream)
+    raise MemberFailed(failure)
+
+
+async def next_opened(
+    runtime: Runtime,
+    ask: RouteAsk,
+    plan: Plan,
+    forms: Callable[[str], Iterable[dict[str, Any]]],
+) -> Opened | None:
+    """The next member of *plan* that starts answering, or None when none is left (each
+    failure noted in the plan). *forms*: the requests to try on a member, in order; a member
+    that refuses one (400) is given the next, without counting a try."""
+    wait_s = runtime.config.gateway.first_token_s
+    while plan.order and plan.tries > 0:
+        alias = plan.order.pop(0)
+        permit = await runtime.live.acquire(alias)
+        if isinstance(permit, str):
+            plan.failures.append(Failure(alias, "cooling", permit))
+            continue
+        plan.tries -= 1
+        try:
+            for request in forms(alias):
+                try:
+                    opened = await open_member(runtime, ask, alias, request, wait_s)
+                except MemberFailed as failed:
+                    plan.failures.append(failed.failure)
+                    if failed.failure.refused == 400 and request.get(FORM) == PREFILL:
+                        failed.failure.error = f"refused the prefill: {failed.failure.error}"
+                        continue  # the same member, told to continue instead
+                    break
+                runtime.figures.seated(alias, runtime.clock())
+                return opened
+        finally:
+            permit.release()
+    return None
+
+
+def _refused(exc: UpstreamError) -> int | None:
+    """413 for a prompt over the member's window, 400 for a request it refused, else None."""
+    if isinstance(exc, UpstreamContextWindow):
+        return 413
+    if isinstance(exc, UpstreamFailed) and exc.status == 400:
+        return 400
+    return None
+
+
+def _capped(request: dict[str, Any], runtime: Runtime, alias: str) -> dict[str, Any]:
+    """The request with `max_tokens` no higher than the member's known maximum output, and
+    without the gateway's own marks."""
+    capped = {k: v for k, v in request.items() if not k.startswith("_")}
+    model = runtime.config.catalog.model(alias)
+    most = max_output_of(model.served) if model is not None else None
+    if most is None:
+        return capped
+    for name in ("max_tokens", "max_completion_tokens"):
+        if isinstance(capped.get(name), int) and capped[name] > most:
+            capped[name] = most
+    return capped
+
+
+def has_piece(chunk: Any) -> bool:
+    """Does *chunk* carry text or a tool call?"""
+    for choice in getattr(chunk, "choices", None) or ():
+        delta = choice.delta
+        if getattr(delta, "content", None) or getattr(delta, "tool_calls", None):
+            return True
+        if getattr(delta, "function_call", None):
+            return True
+    return False
