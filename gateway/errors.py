@@ -21,6 +21,7 @@ UpstreamError                 one seat's failure: becomes a seat status, never a
 ├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
 ├── UpstreamBrokenStream      a stream that broke off or was malformed
 ├── UpstreamAnswerTooLarge    an answer over `gateway.max_answer_bytes` (reading stopped there)
+├── RouteStreamOverTime       a route stream still going after `gateway.route_stream_max_s`
 └── UpstreamFailed            anything else the provider answered with an error (its status)
 """
 
@@ -167,6 +168,10 @@ class UpstreamBrokenStream(UpstreamError):
 
 class UpstreamAnswerTooLarge(UpstreamError):
     kind = "too_large"
+
+
+class RouteStreamOverTime(UpstreamError):
+    kind = "timeout"
 
 
 class UpstreamFailed(UpstreamError):

@@ -178,6 +178,10 @@ class GatewaySettings(_Section):
     route_explore: float = Field(default=0.25, ge=0, le=1)
     first_token_s: float = Field(default=90.0, gt=0)
     route_tries: int = Field(default=3, ge=1, le=10)
+    # Route mode: a member's stream silent this long mid-answer has stalled (it is continued on
+    # the next member); a route stream still going after route_stream_max_s ends with an error.
+    stall_s: float = Field(default=30.0, gt=0)
+    route_stream_max_s: float = Field(default=600.0, gt=0)
     quota_day_tz: Annotated[str, AfterValidator(_time_zone)] = "UTC"
     pace_wait_s: float = Field(default=0.0, ge=0)
     # store: postgresql://... only. While PostgreSQL is down, seat rows wait in a file per

@@ -27,37 +27,39 @@ class Answer:
         self.first: Any = None  # the first chunk: its id and time stamp every later one
 
     def read(self, chunk: Any) -> None:
-        """Gather *chunk*; raise UpstreamAnswerTooLarge once the answer passes its limit."""
+        """Gather *chunk*; raise UpstreamAnswerTooLarge (keeping none of it) if it would take
+        the answer past its limit."""
+        choices = getattr(chunk, "choices", None) or ()
+        grown = 0
+        for choice in choices:
+            delta = choice.delta
+            for text in (getattr(delta, "content", None), _thought(delta)):
+                grown += len(text.encode()) if text else 0
+            for part in getattr(delta, "tool_calls", None) or ():
+                function = part.function
+                grown += len((function.arguments or "").encode()) if function is not None else 0
+        if self.size + grown > self.limit:
+            raise UpstreamAnswerTooLarge(f"the answer was over the limit of {self.limit} bytes")
+        self.size += grown
         if self.first is None:
             self.first = chunk
         self.usage = getattr(chunk, "usage", None) or self.usage
-        grown = 0
-        for choice in getattr(chunk, "choices", None) or ():
+        for choice in choices:
             self.finish_reason = choice.finish_reason or self.finish_reason
             delta = choice.delta
-            text = getattr(delta, "content", None)
-            if text:
+            if text := getattr(delta, "content", None):
                 self.parts.append(text)
-                grown += len(text.encode())
-            thought = getattr(delta, "reasoning_content", None)
-            if isinstance(thought, str) and thought:
+            if thought := _thought(delta):
                 self.reasoning.append(thought)
-                grown += len(thought.encode())
             for part in getattr(delta, "tool_calls", None) or ():
-                grown += self._call_part(part)
-        self.size += grown
-        if self.size > self.limit:
-            raise UpstreamAnswerTooLarge(f"the answer was over the limit of {self.limit} bytes")
+                self._call_part(part)
 
-    def _call_part(self, part: Any) -> int:
+    def _call_part(self, part: Any) -> None:
         call = self.calls.setdefault(part.index or 0, {"id": None, "name": "", "arguments": ""})
         call["id"] = part.id or call["id"]
-        function = part.function
-        if function is None:
-            return 0
-        call["name"] += function.name or ""
-        call["arguments"] += function.arguments or ""
-        return len((function.arguments or "").encode())
+        if part.function is not None:
+            call["name"] += part.function.name or ""
+            call["arguments"] += part.function.arguments or ""
 
     @property
     def text(self) -> str:
@@ -76,3 +78,9 @@ class Answer:
 
     def whole_calls(self) -> list[dict[str, Any]]:
         return [self.calls[index] for index in sorted(self.calls)]
+
+
+def _thought(delta: Any) -> str | None:
+    """A delta's reasoning text, as litellm relays it (`reasoning_content`)."""
+    thought = getattr(delta, "reasoning_content", None)
+    return thought if isinstance(thought, str) and thought else None

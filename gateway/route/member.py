@@ -86,9 +86,13 @@ async def open_member(
     try:
         async with asyncio.timeout(wait_s):
             stream = await runtime.upstream.open_turn(
-                params, sent, settings.seat_timeout_s, stream=True
+                params,
+                sent,
+                settings.seat_timeout_s,
+                stream=True,
+                max_answer_bytes=settings.max_answer_bytes,
             )
-            async for chunk in chunks_of(stream):
+            async for chunk in chunks_of(stream, settings.seat_timeout_s):
                 held.append(chunk)
                 if has_piece(chunk):
                     first = round(time.monotonic() - started, 3)

@@ -25,7 +25,8 @@ from gateway.access.keys import EVERYONE, Client
 from gateway.errors import NotFound
 from gateway.route.ask import ROUTE, RouteAsk
 from gateway.route.member import Plan, next_opened
-from gateway.route.turn import RouteTurn, record_failed, refusal
+from gateway.route.refusal import record_failed, refusal
+from gateway.route.turn import RouteTurn
 from gateway.runtime import Runtime
 from routing import ROUTER_PANEL, content_text
 from routing.route_order import MemberFigures, route_order

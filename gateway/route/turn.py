@@ -9,8 +9,7 @@ keeps it whole, with the member that broke off named among `failed_over`.
 
 The turn is recorded when its reply ends: a plain reply before it is sent, a stream when it
 ends, breaks off or the client hangs up (then by a task of its own, so the record never waits
-on a client). A turn no member answered is recorded too, with each member's failure, before
-the refusal that names them (gateway/route/start.py chooses and tries the members).
+on a client). A turn no member answered is recorded too (gateway/route/refusal.py).
 """
 
 from __future__ import annotations
@@ -22,9 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.errors import (
-    GatewayError,
-    PanelFailed,
-    TooManyRequests,
+    RouteStreamOverTime,
     UpstreamAnswerTooLarge,
     UpstreamBrokenStream,
     UpstreamError,
@@ -35,6 +32,8 @@ from gateway.route.answer import Answer
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import with_keepalive
 from gateway.route.member import Failure, Opened, Plan, next_opened
+from gateway.route.refusal import refusal
+from gateway.route.watch import Watch
 from gateway.runtime import Runtime
 from gateway.state.conversations import Key
 from gateway.upstream.params import takes_prefill
@@ -111,6 +110,9 @@ class RouteTurn:
         own). *relayed*: the client sees them as they come (else a plain turn gathers them)."""
         error: str | None = None
         repeat: continuation.Repeat | None = None
+        settings = self.runtime.config.gateway
+        watch = self.watch = Watch(settings.stall_s, settings.route_stream_max_s)
+        read = 0
         try:
             for chunk in self.held:
                 self.answer.read(chunk)
@@ -118,11 +120,16 @@ class RouteTurn:
                 yield chunk
             while True:
                 try:
-                    async for chunk in chunks_of(self.stream):
+                    async for chunk in watch.chunks(
+                        chunks_of(self.stream, settings.seat_timeout_s)
+                    ):
                         passed = chunk if repeat is None else self._continuing(chunk, repeat)
                         if passed is not None:
                             self.answer.read(passed)
                             yield passed
+                        read += 1
+                        if read % 64 == 0:  # chunks already in hand never keep the loop to one
+                            await asyncio.sleep(0)
                     if self.answer.finish_reason is None:
                         raise UpstreamBrokenStream("the stream ended before its finish")
                     break
@@ -141,6 +148,7 @@ class RouteTurn:
             error = "the client hung up before the turn ended"
             raise
         finally:
+            watch.close()
             row = self._row("error" if error else "ok", error)
             self._ended()
             await close(self.stream)
@@ -155,8 +163,10 @@ class RouteTurn:
         """The next member that takes the turn on from where *exc* broke it; raise when it
         cannot be continued (a tool call half sent, an answer over its limit) or nobody can."""
         why = self.runtime.scrub(exc.message) or exc.kind
-        if isinstance(exc, UpstreamAnswerTooLarge):
-            raise exc
+        if isinstance(exc, RouteStreamOverTime) or (
+            relayed and isinstance(exc, UpstreamAnswerTooLarge)
+        ):
+            raise exc  # the client's bounds, not the member's fault: no one would do better
         if relayed and self.answer.calls:
             raise UpstreamBrokenStream(f"{why} (inside a tool call, which is never continued)")
         sent = self.answer.text if relayed else ""
@@ -169,7 +179,11 @@ class RouteTurn:
             )
             return continuation.forms(self.ask.request, sent, prefill)
 
-        opened = await next_opened(self.runtime, self.ask, self.plan, forms)
+        try:
+            async with asyncio.timeout(self.watch.left()):
+                opened = await next_opened(self.runtime, self.ask, self.plan, forms)
+        except TimeoutError:
+            raise self.watch.over() from exc
         if opened is None:
             named = "; ".join(f"{f.alias} {f.status}: {f.error}" for f in self.failures[at:])
             self.failures.insert(at, Failure(self.member, "error", f"broke off: {why}"))
@@ -215,8 +229,8 @@ class RouteTurn:
             async for _ in self.chunks(relayed=False):
                 pass
         except UpstreamError as exc:
-            if not isinstance(exc, UpstreamAnswerTooLarge):
-                self.failures.append(Failure(self.member, "error", exc.message))
+            if isinstance(exc, RouteStreamOverTime):
+                self.failures.append(Failure(self.member, "timeout", exc.message))
             raise refusal(self.runtime, self.conversation, self.turn, self.failures) from exc
         got = self.answer
         self.response = whole_response(
@@ -264,64 +278,3 @@ class RouteTurn:
             self.runtime.figures.answered(self.alias)
         await self.runtime.live.flush("turn end")
         await self.runtime.store.add_call(row)
-
-
-async def record_failed(
-    runtime: Runtime,
-    ask: RouteAsk,
-    conversation: str,
-    turn: int,
-    shape: str,
-    failures: list[Failure],
-    began: float,
-) -> None:
-    last = failures[-1] if failures else Failure(ask.collection, "error", "no member to try")
-    model = runtime.config.catalog.model(last.alias)
-    now = runtime.clock()
-    await runtime.store.add_call(
-        {
-            "id": f"{conversation}.{turn}",
-            "panel_id": conversation,
-            "seat": f"turn{turn}",
-            "alias": last.alias,
-            "model": model.served if model else "",
-            "connection": model.connection if model else "",
-            "shape": shape,
-            "status": last.status,
-            "error": last.error,
-            "error_class": last.status,
-            "seconds": round(time.monotonic() - began, 3),
-            "started": now,
-            "finished": now,
-            "failed_over": [f.view() for f in failures[:-1]],
-            "dropped": list(ask.hints.dropped),
-        }
-    )
-
-
-def refusal(
-    runtime: Runtime, conversation: str, turn: int, failures: list[Failure]
-) -> GatewayError:
-    """What the client is told when no member answered: 429 when every one was limited, else
-    a 502."""
-    bench = {
-        "bench": {
-            "conversation": conversation,
-            "call": f"{conversation}.{turn}",
-            "turn": turn,
-            "failed_over": [f.view() for f in failures],
-        }
-    }
-    headers = {"X-Bench-Conversation": conversation}
-    named = "; ".join(f"{f.alias} {f.status}: {f.error}" for f in failures) or "no member"
-    if failures and all(f.status in ("rate_limited", "cooling") for f in failures):
-        seconds = runtime.rate_limits.retry_after(f.alias for f in failures)
-        return TooManyRequests(
-            f"Every member tried for turn {conversation}.{turn} is rate limited or cooling "
-            f"({named}); try again in {seconds} s.",
-            headers={**headers, "Retry-After": str(seconds)},
-            extra=bench,
-        )
-    return PanelFailed(
-        f"No member answered turn {conversation}.{turn}: {named}.", headers=headers, extra=bench
-    )

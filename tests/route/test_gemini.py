@@ -142,7 +142,7 @@ def test_an_error_after_the_first_chunk_is_an_error_never_a_short_success(crew, 
         for chunk in client(crew).models.generate_content_stream(model=MODEL, contents=QUESTION):
             seen.append(chunk.text)
     assert caught.value.code == 502 and "mid-stream" in caught.value.message
-    assert seen == ["one two three "]
+    assert [text for text in seen if text] == ["one two three "]  # keep-alives carry ""
     assert [len(sim.log(m)) for m in ("sim-gamma", "sim-delta")] == [1, 1]  # asked to go on
 
 
