@@ -168,10 +168,13 @@ def test_every_member_limited_is_a_429_with_retry_after(crew, sim):
     assert "alpha" in caught.value.message and "delta" in caught.value.message
 
 
-def test_a_panel_with_tools_is_refused_naming_route(crew, sim):
+def test_a_panel_demanding_a_tool_call_is_refused_naming_route(crew, sim):
     with pytest.raises(openai.BadRequestError) as caught:
         crew.client.chat.completions.create(
-            model="bench/trio", messages=[{"role": "user", "content": "hi"}], tools=[WEATHER]
+            model="bench/trio",
+            messages=[{"role": "user", "content": "hi"}],
+            tools=[WEATHER],
+            tool_choice="required",
         )
     assert ":route" in caught.value.message
     assert sim.log() == []
