@@ -138,10 +138,11 @@ async def _try(runtime: Runtime, turn: RouteTurn) -> bool:
     except UpstreamRateLimited as exc:
         until = runtime.rate_limits.cool(alias, exc.retry_after, "rate limited (429)")
         error = f"{runtime.scrub(exc.message)} (cooling {until - runtime.clock():.0f} s)"
-        turn.failures.append(Failure(alias, "rate_limited", error))
+        turn.failures.append(Failure(alias, "rate_limited", error, exc.kind))
     except UpstreamError as exc:
         status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
-        turn.failures.append(Failure(alias, status, runtime.scrub(exc.message) or exc.kind))
+        error = runtime.scrub(exc.message) or exc.kind
+        turn.failures.append(Failure(alias, status, error, exc.kind))
     if turn.stream is not None:
         await close(turn.stream)
         turn.stream, turn.held = None, []
