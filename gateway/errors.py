@@ -19,10 +19,11 @@ UpstreamError                 one seat's failure: becomes a seat status, never a
 ├── UpstreamUnreachable       connection refused or reset
 ├── UpstreamAuth              401/403 from the provider
 ├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
+├── UpstreamRefused           the provider refused the request itself (400, 422: its parameters)
 ├── UpstreamBrokenStream      a stream that broke off or was malformed
 ├── UpstreamAnswerTooLarge    an answer over `gateway.max_answer_bytes` (reading stopped there)
 ├── RouteStreamOverTime       a route stream still going after `gateway.route_stream_max_s`
-└── UpstreamFailed            anything else the provider answered with an error (its status)
+└── UpstreamFailed            anything else the provider answered with an error
 """
 
 from __future__ import annotations
@@ -162,6 +163,13 @@ class UpstreamContextWindow(UpstreamError):
         self.limit = limit
 
 
+class UpstreamRefused(UpstreamError):
+    """The provider said the request itself is wrong for it (unsupported or invalid
+    parameters, a content policy): trying it again as it is cannot help."""
+
+    kind = "refused"
+
+
 class UpstreamBrokenStream(UpstreamError):
     kind = "broken_stream"
 
@@ -176,7 +184,3 @@ class RouteStreamOverTime(UpstreamError):
 
 class UpstreamFailed(UpstreamError):
     kind = "upstream"
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status  # the provider's HTTP status, when it answered with one

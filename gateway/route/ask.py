@@ -1,11 +1,6 @@
-"""What an agent's turn asks for, in no client's format (`RouteAsk`), and whether a request asks
+"""What an agent's turn asks for, in no client's format (`RouteAsk`), whether a request asks
 for route mode at all (`wanted`): the `:route` suffix, `"bench": {"reply": "route"}`, or a
-collection whose `reply` is route.
-
-A turn continues a conversation only when it says so (`continues`): it carries earlier turns (an
-assistant message or a tool result) or names a session (`session_of`: the headers agents send,
-or what a format reads from its body). Without either it is a new conversation, even when its
-text equals an earlier one's: a one-shot request is no conversation to keep on a member."""
+collection whose `reply` is route; and the session it names, if any (`session_named`)."""
 
 from __future__ import annotations
 
@@ -36,31 +31,25 @@ class RouteAsk:
 
     @property
     def continues(self) -> bool:
-        """Does this turn continue a conversation (a session, or earlier turns it carries)?"""
-        return self.session is not None or any(
-            m.get("role") in ("assistant", "tool", "function") for m in self.messages
-        )
+        """Does the request carry earlier turns (an assistant message or a tool result)?"""
+        return any(m.get("role") in ("assistant", "tool", "function") for m in self.messages)
 
 
-# The headers agents name their session in: ours, Claude Code's, Codex's, opencode's.
-SESSION_HEADERS = (
-    "x-bench-conversation",
-    "x-claude-code-session-id",
-    "session-id",
-    "thread-id",
-    "x-session-id",
-    "x-session-affinity",
-)
+# The headers agents name their sessions in, first the gateway's own: Claude Code's, Codex's
+# (`thread-id` before `session-id`: a sub-agent has its own thread), opencode's.
+SESSION_HEADERS = ("x-bench-conversation", "x-claude-code-session-id", "thread-id",
+                   "session-id", "x-session-id", "x-session-affinity")  # fmt: skip
+MAX_SESSION = 200  # characters of a session id kept
 
 
-def session_of(headers: dict[str, str], *named: str | None) -> str | None:
-    """The session a request names: in its headers (lower-cased), else the first of *named*
-    (what its format reads from the body: Anthropic's metadata.user_id, `prompt_cache_key`)."""
-    for name in SESSION_HEADERS:
-        value = headers.get(name, "").strip()
-        if value:
-            return value[:200]
-    return next((value[:200] for value in named if value), None)
+def session_named(headers: dict[str, str], from_body: str | None) -> str | None:
+    """The session a request names: `X-Bench-Conversation`, else the one its body names (an
+    Anthropic `metadata.user_id`'s `session_id`, a Responses `prompt_cache_key`), else an
+    agent's session header; None when it names none. *headers* lower-cased."""
+    found = [headers.get(SESSION_HEADERS[0]), from_body]
+    found += [headers.get(name) for name in SESSION_HEADERS[1:]]
+    named = next((s.strip() for s in found if isinstance(s, str) and s.strip()), None)
+    return None if named is None else named[:MAX_SESSION]
 
 
 def wanted(model: Any, options: Any, config: Config) -> str | None:

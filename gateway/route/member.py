@@ -15,13 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import (
-    UpstreamContextWindow,
-    UpstreamError,
-    UpstreamFailed,
-    UpstreamRateLimited,
-    UpstreamTimeout,
-)
+from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
 from gateway.route.ask import RouteAsk
 from gateway.runtime import Runtime
 from gateway.upstream.params import supported_params
@@ -36,8 +30,7 @@ class Failure:
     alias: str
     status: str  # rate_limited | cooling | error | timeout | empty
     error: str
-    refused: int | None = None  # 400 or 413: the member refused the request itself
-    retry_after: float | None = None  # the wait a rate-limited member stated
+    kind: str = ""  # the UpstreamError's kind (refused, context_window, ...), else the status
 
     def view(self) -> dict[str, str]:
         return {"alias": self.alias, "status": self.status, "error": self.error}
@@ -103,10 +96,10 @@ async def open_member(
     except UpstreamRateLimited as exc:
         until = runtime.rate_limits.cool(alias, exc.retry_after, "rate limited (429)")
         error = f"{runtime.scrub(exc.message)} (cooling {until - runtime.clock():.0f} s)"
-        failure = Failure(alias, "rate_limited", error, retry_after=exc.retry_after)
+        failure = Failure(alias, "rate_limited", error, exc.kind)
     except UpstreamError as exc:
         status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
-        failure = Failure(alias, status, runtime.scrub(exc.message) or exc.kind, _refused(exc))
+        failure = Failure(alias, status, runtime.scrub(exc.message) or exc.kind, exc.kind)
     if stream is not None:
         await close(stream)
     raise MemberFailed(failure)
@@ -135,7 +128,7 @@ async def next_opened(
                     opened = await open_member(runtime, ask, alias, request, wait_s)
                 except MemberFailed as failed:
                     plan.failures.append(failed.failure)
-                    if failed.failure.refused == 400 and request.get(FORM) == PREFILL:
+                    if failed.failure.kind == "refused" and request.get(FORM) == PREFILL:
                         failed.failure.error = f"refused the prefill: {failed.failure.error}"
                         continue  # the same member, told to continue instead
                     break
@@ -143,15 +136,6 @@ async def next_opened(
                 return opened
         finally:
             permit.release()
-    return None
-
-
-def _refused(exc: UpstreamError) -> int | None:
-    """413 for a prompt over the member's window, 400 for a request it refused, else None."""
-    if isinstance(exc, UpstreamContextWindow):
-        return 413
-    if isinstance(exc, UpstreamFailed) and exc.status == 400:
-        return 400
     return None
 
 

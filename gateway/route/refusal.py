@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from gateway.errors import GatewayError, PanelFailed, TooManyRequests
+from gateway.errors import BadRequest, GatewayError, PanelFailed, PayloadTooLarge, TooManyRequests
 from gateway.route.ask import RouteAsk
 from gateway.route.member import Failure
 from gateway.runtime import Runtime
@@ -34,7 +34,7 @@ async def record_failed(
             "shape": shape,
             "status": last.status,
             "error": last.error,
-            "error_class": last.status,
+            "error_class": last.kind or last.status,
             "seconds": round(time.monotonic() - began, 3),
             "started": now,
             "finished": now,
@@ -44,11 +44,16 @@ async def record_failed(
     )
 
 
+# A member refusing the request itself: trying again cannot help, so when every member tried
+# refuses it the refusal is the client's (400; 413 when it is the context every one refuses).
+_REFUSED = ("refused", "context_window")
+
+
 def refusal(
     runtime: Runtime, conversation: str, turn: int, failures: list[Failure]
 ) -> GatewayError:
-    """What the client is told when no member answered: 429 when every one was limited, else
-    a 502."""
+    """What the client is told when no member answered: 429 when every one was limited, its
+    own 400 (413) when every one refused the request itself, else a 502."""
     bench = {
         "bench": {
             "conversation": conversation,
@@ -65,6 +70,18 @@ def refusal(
             f"Every member tried for turn {conversation}.{turn} is rate limited or cooling "
             f"({named}); try again in {seconds} s.",
             headers={**headers, "Retry-After": str(seconds)},
+            extra=bench,
+        )
+    if failures and all(f.kind in _REFUSED for f in failures):
+        if all(f.kind == "context_window" for f in failures):
+            return PayloadTooLarge(
+                f"No member's context window holds turn {conversation}.{turn} ({named}).",
+                headers=headers,
+                extra=bench,
+            )
+        return BadRequest(
+            f"Every member refused turn {conversation}.{turn} as asked ({named}).",
+            headers=headers,
             extra=bench,
         )
     return PanelFailed(

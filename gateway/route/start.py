@@ -51,10 +51,12 @@ async def start_turn(
     members = collection.members
     shape = collection.shape or "general"
     key_name = client.name
-    system, first = _opening(ask.messages)
-    # A named session is the conversation; else its opening is, which its later turns resend.
-    key = (ask.collection, key_name, "<session>" if ask.session else system, ask.session or first)
-    held = await runtime.live.begin_turn(key, members, client, fresh=not ask.continues)
+    opening = _opening(ask.messages)
+    if ask.session is not None:  # the session the client names is the conversation
+        key, fresh = (ask.collection, key_name, SESSION, ask.session), False
+    else:  # else its opening, continued only by a request that carries earlier turns
+        key, fresh = (ask.collection, key_name, *opening), not ask.continues
+    held = await runtime.live.begin_turn(key, members, client, fresh)
     now = runtime.clock()
     cooling = runtime.rate_limits.cooling(now, members)
     evidence = runtime.figures.evidence(cooling, shape, aliases=members)
@@ -78,7 +80,7 @@ async def start_turn(
                 "collection": ask.collection,
                 "shape": shape,
                 "shape_by": "route",
-                "prompt": system + ("\n\n" if system else "") + first,
+                "prompt": opening[0] + ("\n\n" if opening[0] else "") + opening[1],
                 "key_name": key_name,
                 "skipped": [],
                 "notes": ["route"],
@@ -100,8 +102,14 @@ async def start_turn(
     raise refusal(runtime, held.conversation, held.turn, plan.failures)
 
 
+# Stands where a conversation's system text would in the key of one known by its session: no
+# system text holds it.
+SESSION = "\x00session"
+
+
 def _opening(messages: list[dict[str, Any]]) -> tuple[str, str]:
-    """(system text, first user text): with the collection and key, what names a conversation."""
+    """(system text, first user text): with the collection and key, what names a conversation
+    that no session names."""
     system = "\n".join(
         content_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer")
     )

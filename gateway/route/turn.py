@@ -186,11 +186,12 @@ class RouteTurn:
             raise self.watch.over() from exc
         if opened is None:
             named = "; ".join(f"{f.alias} {f.status}: {f.error}" for f in self.failures[at:])
-            self.failures.insert(at, Failure(self.member, "error", f"broke off: {why}"))
+            self.failures.insert(at, Failure(self.member, "error", f"broke off: {why}", exc.kind))
             tried = f"; no member could continue it ({named})" if named else ""
             raise UpstreamBrokenStream(f"{why}{tried}") from exc
         how = "continued by" if relayed else "handed to"
-        self.failures.insert(at, Failure(self.member, "error", f"{why}; {how} {opened.alias}"))
+        broke = Failure(self.member, "error", f"{why}; {how} {opened.alias}", exc.kind)
+        self.failures.insert(at, broke)
         await close(self.stream)
         self.stream, self.held, self.member = opened.stream, opened.held, opened.alias
         if relayed:
@@ -230,7 +231,7 @@ class RouteTurn:
                 pass
         except UpstreamError as exc:
             if isinstance(exc, RouteStreamOverTime):
-                self.failures.append(Failure(self.member, "timeout", exc.message))
+                self.failures.append(Failure(self.member, "timeout", exc.message, exc.kind))
             raise refusal(self.runtime, self.conversation, self.turn, self.failures) from exc
         got = self.answer
         self.response = whole_response(

@@ -1,13 +1,12 @@
 """Route mode's conversations, on the board every worker shares: which member has one, its id,
 how many turns it has had.
 
-A request continues a conversation only when it says so (earlier turns, or a session it names:
-gateway/route/ask.py); one that continues nothing starts a new one (`fresh`), so identical
-one-shot requests are each offered to the members in order, a recovered member first again.
-
 Why on the board: an agent's next turn may land on any worker, and it must find the same member
-and the next turn number there. A conversation is known by (collection, key, system text, first
-user text), which an agent resends every turn; it is forgotten after an hour idle.
+and the next turn number there. A conversation is known by (collection, key, and either the
+session the client names or the conversation's system and first user text, which an agent
+resends every turn); it is forgotten after an hour idle. A request that continues no
+conversation (no session named, no earlier turn in it) starts a new one even when its text
+equals a live one's (`fresh`): two sessions opened with one prompt are two conversations.
 
 Board cells are never freed, so the table is a fixed number of buckets, each holding one
 conversation (the digest of its key, its id, its turns; its member as an index into the
@@ -48,9 +47,8 @@ class Conversations:
         self.journal = journal  # a shared live state (gateway/state) sends `settle` on
 
     def begin(self, key: Key, members: Sequence[str], fresh: bool = False) -> Turn:
-        """The conversation *key* belongs to (a new one if none is live), and its next turn.
-        *fresh*: the request continues nothing, so it starts a new conversation at *key* even
-        when one is live there (its next turn, carrying this one, finds the new one)."""
+        """The conversation *key* belongs to (a new one if none is live, or if *fresh*: the
+        request continues none), and its next turn."""
         digest, cell = _digest(key), _cell(key)
         now = self.clock()
         with self.board.locked():
@@ -83,8 +81,8 @@ def new_conversation() -> str:
 
 def converse_op(key: Key, conversation: str, fresh: bool = False) -> list[Any]:
     """The shared state's operation for `begin` (gateway/state/live.lua): *conversation* is
-    the id a new conversation takes; *fresh*, as for `begin`."""
-    return ["converse", _cell(key), _digest(key), IDLE_S, conversation, 1 if fresh else 0]
+    the id a new conversation takes; *fresh*, begin's."""
+    return ["converse", _cell(key), _digest(key), IDLE_S, conversation, fresh]
 
 
 def turn_of(reply: list[str], members: Sequence[str]) -> Turn:

@@ -51,7 +51,7 @@ class LiveState(Protocol):
         self, key: Key, members: tuple[str, ...], client: Client, fresh: bool = False
     ) -> Turn:
         """A route conversation's next turn (and *client*'s rpm, for a shared state); *fresh*:
-        a new conversation at *key* whatever is there (the request continues nothing)."""
+        the request continues no conversation, so it starts one whatever *key* holds."""
 
     def settle_turn(self, key: Key, members: tuple[str, ...], member: str) -> None: ...
 

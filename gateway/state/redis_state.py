@@ -282,9 +282,9 @@ class RedisState:
         if self.link.up:
             take = self._key_take(client, self.clock())
             ops = [take] if take else []
-            ops.append(converse_op(key, new_conversation(), fresh))
             with contextlib.suppress(Down):
-                results = await self.link.step(ops, "turn")
+                converse = converse_op(key, new_conversation(), fresh)
+                results = await self.link.step([*ops, converse], "turn")
                 if take and results[0][0] != "ok":
                     answer = results[0]
                     raise over_rpm(client, float(answer[2]) if answer[2] else None, self.clock())

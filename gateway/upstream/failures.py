@@ -14,6 +14,7 @@ from gateway.errors import (
     UpstreamError,
     UpstreamFailed,
     UpstreamRateLimited,
+    UpstreamRefused,
     UpstreamTimeout,
     UpstreamUnreachable,
 )
@@ -39,7 +40,7 @@ def classify(exc: BaseException, timeout: float) -> UpstreamError:
     if isinstance(exc, litellm.APIConnectionError) or _refused(exc):
         return UpstreamUnreachable(message)
     if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
-        return UpstreamFailed(message, 400)  # the provider refused the request itself
+        return UpstreamRefused(message)  # litellm's UnsupportedParamsError is one too
     return UpstreamFailed(message)
 
 

@@ -1,113 +1,92 @@
-"""Route mode's conversations: a request continues one only when it says so (earlier turns, or a
-session it names), so identical one-shot requests each start anew and a member that recovers
-gets its turns back at once; the reply's model field names the member that answered."""
+"""Route conversations only when a request continues one (contract §11, "Conversations"):
+earlier turns in it, or a session the client names (X-Bench-Conversation, Claude Code's
+metadata.user_id and session header, Codex's prompt_cache_key and session headers, opencode's
+x-session-id). A request with none starts a new conversation, even when its text equals an
+earlier one's: the members in order again, a recovered member in its place."""
 
 from __future__ import annotations
 
-import time
+import pytest
 
-import anthropic
-import httpx
-import ollama
+from tests.helpers.agents import captured
 
-QUESTION = [{"role": "user", "content": "What is 2 + 2?"}]
+HI = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]
 
 
-def _asked(crew, headers: dict[str, str] | None = None):
-    raw = crew.client.chat.completions.with_raw_response.create(
-        model="bench/crew:route", messages=QUESTION, extra_headers=headers or {}
+def turn(gateway, messages=HI, headers=None) -> dict:
+    body = {"model": "bench/crew:route", "messages": messages}
+    response = gateway.http.post("/v1/chat/completions", json=body, headers=headers or {})
+    assert response.status_code == 200, response.text
+    return response.json()["bench"]
+
+
+def test_two_sessions_with_one_opening_are_two_conversations(crew, sim):
+    sim.set("sim-alpha", status=500, fail_times=1)  # the first goes to gamma
+    first = turn(crew)
+    assert first["alias"] == "gamma"
+    second = turn(crew)  # the same text, no earlier turn: a new conversation, alpha again
+    assert second["conversation"] != first["conversation"]
+    assert (second["alias"], second["turn"]) == ("alpha", 1)
+
+
+def test_a_request_carrying_earlier_turns_continues_its_conversation(crew, sim):
+    first = turn(crew)
+    later = turn(
+        crew, [*HI, {"role": "assistant", "content": "hello"}, {"role": "user", "content": "and?"}]
     )
-    return raw.parse(), raw.headers
+    assert (later["conversation"], later["turn"]) == (first["conversation"], 2)
 
 
-def test_identical_one_shot_requests_are_each_a_new_conversation(crew):
-    conversations = {_asked(crew)[0].model_extra["bench"]["conversation"] for _ in range(3)}
-    assert len(conversations) == 3
-    assert all(_asked(crew)[0].model_extra["bench"]["turn"] == 1 for _ in range(2))
+def test_x_bench_conversation_names_a_session(crew, sim):
+    named = {"X-Bench-Conversation": "my-task-7"}
+    first, second = turn(crew, headers=named), turn(crew, headers=named)
+    assert (second["conversation"], second["turn"]) == (first["conversation"], 2)
+    other = turn(crew, headers={"X-Bench-Conversation": "other"})
+    assert other["conversation"] != first["conversation"]
 
 
-def test_a_primary_that_flaps_gets_its_one_shot_turns_back_once_it_recovers(crew, sim):
-    """503 for a while, then healthy; identical one-shot requests sent throughout (the field's
-    matrix: 503 for 60 s, 20 requests 4 s apart, scaled here to 1.2 s and 0.15 s)."""
-    sim.set("sim-alpha", status=503, fail_for_s=1.2, latency_s=0.01)
-    began = time.monotonic()
-    answered: list[tuple[float, str, str]] = []
-    for _ in range(14):
-        reply, headers = _asked(crew)
-        answered.append((time.monotonic() - began, reply.model, headers["x-bench-model"]))
-        time.sleep(0.15)
-    assert all(model == header for _, model, header in answered)
-    during = [model for at, model, _ in answered if at < 1.1]
-    after = [model for at, model, _ in answered if at > 1.3]
-    assert during and set(during) == {"gamma"}  # failed over at once while alpha is down
-    assert after and set(after) == {"alpha"}  # and alpha answers again once it is up
-    assert len({r["body"]["messages"][0]["content"] for r in sim.log("sim-alpha")}) == 1
+def _claude(gateway, request) -> str:
+    body = {**request["body"], "model": "bench/crew:route", "stream": False}
+    response = gateway.http.post("/v1/messages", json=body, headers=request["headers"])
+    assert response.status_code == 200, response.text
+    return response.json()["bench"]["call"]
 
 
-def test_a_turn_with_earlier_turns_stays_with_its_member(crew, sim):
-    sim.set("sim-alpha", status=503, fail_times=1)
-    first, _ = _asked(crew)
-    assert first.model == "gamma"
-    later = crew.client.chat.completions.create(
-        model="bench/crew:route",
-        messages=[
-            *QUESTION,
-            {"role": "assistant", "content": first.choices[0].message.content},
-            {"role": "user", "content": "And 3 + 3?"},
-        ],
+def test_claude_codes_session_keys_its_conversation(crew, sim):
+    first = _claude(crew, captured("claude_code", "turn1"))
+    again = _claude(crew, captured("claude_code", "turn1"))  # the same session, no earlier turn
+    assert again.split(".")[0] == first.split(".")[0] and again.endswith(".2")
+    other = captured("claude_code", "turn1")  # another session (its metadata and header)
+    other["body"]["metadata"]["user_id"] = other["body"]["metadata"]["user_id"].replace(
+        other["headers"]["x-claude-code-session-id"], "0000-another"
     )
-    bench = later.model_extra["bench"]
-    assert (later.model, bench["turn"]) == ("gamma", 2)  # alpha is up again; gamma has it
-    assert bench["conversation"] == first.model_extra["bench"]["conversation"]
+    other["headers"]["x-claude-code-session-id"] = "0000-another"
+    assert _claude(crew, other).split(".")[0] != first.split(".")[0]
 
 
-def test_a_named_session_is_one_conversation_from_its_first_turn(crew, sim):
-    sim.set("sim-alpha", status=503, fail_times=1)
-    first, headers = _asked(crew, {"X-Session-Id": "task-7"})
-    again, _ = _asked(crew, {"X-Session-Id": "task-7"})
-    assert (first.model, again.model) == ("gamma", "gamma")
-    bench = again.model_extra["bench"]
-    assert (bench["conversation"], bench["turn"]) == (headers["x-bench-conversation"], 2)
-    other, _ = _asked(crew, {"X-Session-Id": "task-8"})  # another session: alpha's again
-    assert other.model == "alpha" and other.model_extra["bench"]["turn"] == 1
+@pytest.mark.parametrize("named_by", ["prompt_cache_key", "session-id"])
+def test_codexs_session_keys_its_conversation(crew, sim, named_by):
+    request = captured("codex", "turn1", model="bench/crew:route", stream=False)
+    if named_by == "session-id":
+        del request["body"]["prompt_cache_key"]
+        del request["headers"]["thread-id"]
+    else:
+        request["headers"] = {}
+
+    def conversation() -> str:
+        response = crew.http.post("/v1/responses", json=request["body"], headers=request["headers"])
+        assert response.status_code == 200, response.text
+        return response.headers["x-bench-conversation"]
+
+    assert conversation() == conversation()
 
 
-def test_claude_codes_session_header_and_metadata_name_the_conversation(crew, sim):
-    client = anthropic.Anthropic(base_url=crew.url, api_key="local", max_retries=0)
-    sim.set("sim-alpha", status=503, fail_times=2)
-    turns = []
-    for headers, metadata in (
-        ({"x-claude-code-session-id": "s-1"}, {}),
-        ({"x-claude-code-session-id": "s-1"}, {}),
-        ({}, {"user_id": '{"session_id": "s-2"}'}),
-        ({}, {"user_id": '{"session_id": "s-2"}'}),
-    ):
-        raw = client.messages.with_raw_response.create(
-            model="bench/crew:route",
-            max_tokens=100,
-            messages=[{"role": "user", "content": "hi"}],
-            extra_headers=headers,
-            metadata=metadata or anthropic.NOT_GIVEN,
+def test_opencodes_title_call_and_turn_are_one_session(crew, sim):
+    calls = []
+    for name in ("req0", "req1"):  # the title request, then the turn: one x-session-id
+        request = captured("opencode", name, model="bench/crew:route", stream=False)
+        response = crew.http.post(
+            "/v1/chat/completions", json=request["body"], headers=request["headers"]
         )
-        turns.append((raw.parse().model, raw.headers["x-bench-conversation"]))
-    assert [model for model, _ in turns] == ["gamma", "gamma", "gamma", "gamma"]
-    assert turns[0][1] == turns[1][1] != turns[2][1] == turns[3][1]
-
-
-def test_the_model_field_names_the_member_in_the_ollama_format(crew, sim):
-    sim.set("sim-alpha", status=500, fail_times=1)
-    client = ollama.Client(host=crew.url)
-    plain = client.chat(model="bench/crew:route", messages=QUESTION, stream=False)
-    assert plain.model == "gamma"
-    lines = list(client.chat(model="bench/crew:route", messages=QUESTION, stream=True))
-    assert {line.model for line in lines} == {"alpha"}
-
-
-def test_the_model_field_names_the_member_in_a_streamed_chat_turn(crew, sim):
-    sim.set("sim-alpha", status=500)
-    body = {"model": "bench/crew:route", "messages": QUESTION, "stream": True}
-    with httpx.stream("POST", f"{crew.url}/v1/chat/completions", json=body) as response:
-        models = {line for line in response.iter_lines() if '"model":"gamma"' in line}
-    assert models
-    with crew.client.chat.completions.stream(model="bench/crew:route", messages=QUESTION) as s:
-        assert s.get_final_completion().model == "gamma"
+        calls.append(response.json()["bench"]["call"])
+    assert calls[0].split(".")[0] == calls[1].split(".")[0] and calls[1].endswith(".2")

@@ -51,7 +51,7 @@ def test_an_openai_tools_agent_loop_runs_through_route_mode(crew, sim):
         "weather",
         CALL["arguments"],
     )
-    assert first.model == "alpha"  # the member that answered
+    assert first.model == "alpha"  # the member that answered, as X-Bench-Model names it
     assert second.choices[0].message.content == "The tool said: sunny in Oslo"
     sent = sim.log("sim-alpha")[-1]["body"]
     assert sent["tools"] == [WEATHER]  # passed through untouched
@@ -170,10 +170,13 @@ def test_every_member_limited_is_a_429_with_retry_after(crew, sim):
     assert "alpha" in caught.value.message and "delta" in caught.value.message
 
 
-def test_a_panel_with_tools_is_refused_naming_route(crew, sim):
+def test_a_panel_demanding_a_tool_call_is_refused_naming_route(crew, sim):
     with pytest.raises(openai.BadRequestError) as caught:
         crew.client.chat.completions.create(
-            model="bench/trio", messages=[{"role": "user", "content": "hi"}], tools=[WEATHER]
+            model="bench/trio",
+            messages=[{"role": "user", "content": "hi"}],
+            tools=[WEATHER],
+            tool_choice="required",
         )
     assert ":route" in caught.value.message
     assert sim.log() == []

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from gateway.errors import BadRequest, GatewayError, UpstreamError
 from gateway.formats.anthropic.hints import plain
 from gateway.formats.chat.route import Quiet, with_keepalive
-from gateway.route.ask import RouteAsk, session_of
+from gateway.route.ask import RouteAsk
 from gateway.route.turn import RouteTurn
 from gateway.upstream.translate.anthropic import events_of, message_of, to_openai_chat
 
@@ -40,8 +40,9 @@ def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -
     except Exception as exc:  # the adapter's own complaint about a request it cannot read
         raise BadRequest(f"The request cannot be read: {exc}.") from None
     request.pop("model", None)
-    session = session_of(headers, read.session)
-    return RouteAsk(body["model"], collection, request, stream, hints=read.hints, session=session)
+    return RouteAsk(
+        body["model"], collection, request, stream, hints=read.hints, session=read.session
+    )
 
 
 async def render_route(turn: RouteTurn) -> Response:

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from gateway.errors import BadRequest, GatewayError
 from gateway.panel.ask import SAMPLING, one_choice
 from gateway.panel.hints import CHAT_HINTS, chat_hints
-from gateway.route.ask import RouteAsk, session_of
+from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import Quiet, with_keepalive
 from gateway.route.turn import RouteTurn
 
@@ -53,8 +53,7 @@ def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -
     options = body.get("stream_options")
     usage = isinstance(options, dict) and bool(options.get("include_usage"))
     hints = chat_hints(body).drop(*(field for field in body if field not in _KNOWN))
-    own = {"include_usage": usage}
-    return RouteAsk(body["model"], collection, request, stream, own, hints, session_of(headers))
+    return RouteAsk(body["model"], collection, request, stream, {"include_usage": usage}, hints)
 
 
 async def render_route(turn: RouteTurn) -> Response:

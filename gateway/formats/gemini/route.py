@@ -26,9 +26,8 @@ from starlette.responses import JSONResponse, Response
 
 from gateway.errors import BadRequest, PanelFailed
 from gateway.formats.chat.route import Quiet
-from gateway.formats.gemini.hints import model_parts, safety_hints
+from gateway.formats.gemini.hints import camel_keys, model_parts, safety_hints
 from gateway.formats.gemini.read import (
-    camel_keys,
     generation_config,
     inline_image,
     system_text,
@@ -38,7 +37,7 @@ from gateway.formats.gemini.render import error_body, streamed
 from gateway.formats.gemini.tools import tool_choice, tools_of
 from gateway.panel.ask import sampling_of
 from gateway.panel.hints import Hints, joined
-from gateway.route.ask import RouteAsk, session_of
+from gateway.route.ask import RouteAsk
 from gateway.route.pieces import Assembly, Text, args_of, error_text, tokens_of
 from gateway.route.turn import RouteTurn
 from gateway.upstream.translate.gemini import to_chat
@@ -81,7 +80,7 @@ def read_route(
         if choice is not None:
             request["tool_choice"] = choice
     found = joined(found.drop(*hosted), config_found)
-    return RouteAsk(model, collection, request, stream, hints=found, session=session_of(headers))
+    return RouteAsk(model, collection, request, stream, hints=found)
 
 
 def _contents(contents: Any) -> tuple[list[dict[str, Any]], tuple[list[str], list[str]]]:

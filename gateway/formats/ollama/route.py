@@ -12,8 +12,7 @@ upstream, as a member's failure).
 Streamed (NDJSON, as Ollama streams unless `"stream": false`): a line per text delta as the
 member sends it, one line with the whole tool calls (Ollama sends calls whole, never in pieces),
 then the `done` line with `bench`; an empty line while the member is silent; after the first
-line an error is an `{"error": ...}` line, which the client raises. Every line's `model` is the
-member that answered (its alias).
+line an error is an `{"error": ...}` line, which the client raises.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from gateway.formats.chat.route import Quiet
 from gateway.formats.ollama.read import checked_messages, sampling_fields, with_images
 from gateway.formats.ollama.render import NDJSON, iso
 from gateway.panel.ask import sampling_of
-from gateway.route.ask import RouteAsk, session_of
+from gateway.route.ask import RouteAsk
 from gateway.route.pieces import Assembly, Call, Text, error_text, tokens_of
 from gateway.route.turn import RouteTurn
 
@@ -76,7 +75,7 @@ def read_route(
     tools = _tools(body.get("tools"))
     if tools:
         request["tools"] = tools
-    return RouteAsk(body["model"], collection, request, stream, session=session_of(headers))
+    return RouteAsk(body["model"], collection, request, stream)
 
 
 def _messages(messages: Any) -> list[dict[str, Any]]:

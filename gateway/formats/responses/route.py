@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from gateway.errors import BadRequest
 from gateway.formats.chat.route import Quiet
 from gateway.formats.responses import hints
-from gateway.route.ask import RouteAsk, session_of
+from gateway.route.ask import RouteAsk
 from gateway.route.pieces import (
     Arguments,
     Assembly,
@@ -71,7 +71,7 @@ def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -
         raise BadRequest("`stream` must be true or false.", param="stream")
     echo = {k: body[k] for k in translate.ECHOED if body.get(k) is not None}
     options = {"echo": {**echo, "input": input_}, "namespaces": namespaces}
-    session = session_of(headers, hints.session_of(body))
+    session = hints.session_of(body)
     return RouteAsk(body["model"], collection, request, stream, options, found, session)
 
 
