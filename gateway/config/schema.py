@@ -176,7 +176,9 @@ class GatewaySettings(_Section):
     max_seats_in_flight: int = Field(default=2048, ge=1)
     max_messages: int = Field(default=1000, ge=1)
     route_explore: float = Field(default=0.25, ge=0, le=1)
-    first_token_s: float = Field(default=90.0, gt=0)
+    # Route mode: the wait for a member's first piece (text, a tool call, or reasoning) before
+    # the turn goes to the next; the last member left waits seat_timeout_s (docs/reliability.md)
+    first_token_s: float = Field(default=15.0, gt=0)
     route_tries: int = Field(default=3, ge=1, le=10)
     # Route mode: a member's stream silent this long mid-answer has stalled (it is continued on
     # the next member); a route stream still going after route_stream_max_s ends with an error.

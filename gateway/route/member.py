@@ -5,6 +5,13 @@ starts answering, so a silent one is left after `gateway.first_token_s` while a 
 working one (a long answer, a long think) is not, and an answer is read piece by piece (its
 size held to `gateway.max_answer_bytes` as it comes). A turn's first try and the tries that
 continue a broken stream (gateway/route/continuation.py) pass through here alike.
+
+A first piece is text, a tool call, or a reasoning delta: a reasoning model that streams its
+thinking (litellm relays it as `reasoning_content` / `thinking_blocks`) is answering, however
+long before its first word of text. The wait for it (`first_wait`) is `gateway.first_token_s`,
+a second longer per `PROMPT_TOKENS_PER_S` tokens of prompt (a provider reads a long prompt
+before it writes anything), and for the last member left the whole `gateway.seat_timeout_s`:
+leaving it early could only fail the turn, with nobody to hand it to.
 """
 
 from __future__ import annotations
@@ -20,6 +27,11 @@ from gateway.route.ask import RouteAsk
 from gateway.runtime import Runtime
 from gateway.upstream.params import supported_params
 from gateway.upstream.relay import chunks_of, close, max_output_of
+from routing import content_text, estimate_tokens
+
+# How fast the slowest providers an agent meets read a prompt before the first token (tokens
+# per second): a 100,000-token context adds 20 s to the wait for a first piece.
+PROMPT_TOKENS_PER_S = 5000
 
 # A request's mark (never sent) of the form it takes: a prefill may be refused, then told.
 FORM, PREFILL = "_form", "prefill"
@@ -92,7 +104,7 @@ async def open_member(
                     return Opened(alias, stream, held, first, dropped)
         failure = Failure(alias, "empty", "the model returned nothing")
     except TimeoutError:
-        failure = Failure(alias, "timeout", f"no first piece within {wait_s:g} s")
+        failure = Failure(alias, "timeout", f"no first piece within {round(wait_s, 1):g} s")
     except UpstreamRateLimited as exc:
         until = runtime.rate_limits.cool(alias, exc.retry_after, "rate limited (429)")
         error = f"{runtime.scrub(exc.message)} (cooling {until - runtime.clock():.0f} s)"
@@ -114,7 +126,8 @@ async def next_opened(
     """The next member of *plan* that starts answering, or None when none is left (each
     failure noted in the plan). *forms*: the requests to try on a member, in order; a member
     that refuses one (400) is given the next, without counting a try."""
-    wait_s = runtime.config.gateway.first_token_s
+    settings = runtime.config.gateway
+    wait_s = first_wait(settings.first_token_s, ask)
     while plan.order and plan.tries > 0:
         alias = plan.order.pop(0)
         permit = await runtime.live.acquire(alias)
@@ -122,10 +135,13 @@ async def next_opened(
             plan.failures.append(Failure(alias, "cooling", permit))
             continue
         plan.tries -= 1
+        cooling = runtime.rate_limits.cooling(runtime.clock(), plan.order)
+        last = plan.tries == 0 or all(other in cooling for other in plan.order)
         try:
             for request in forms(alias):
                 try:
-                    opened = await open_member(runtime, ask, alias, request, wait_s)
+                    waited = settings.seat_timeout_s if last else wait_s
+                    opened = await open_member(runtime, ask, alias, request, waited)
                 except MemberFailed as failed:
                     plan.failures.append(failed.failure)
                     if failed.failure.kind == "refused" and request.get(FORM) == PREFILL:
@@ -153,12 +169,20 @@ def _capped(request: dict[str, Any], runtime: Runtime, alias: str) -> dict[str, 
     return capped
 
 
+def first_wait(first_token_s: float, ask: RouteAsk) -> float:
+    """How long a member that is not the last may take to its first piece."""
+    characters = sum(len(content_text(m.get("content"))) for m in ask.messages)
+    return first_token_s + estimate_tokens(characters) / PROMPT_TOKENS_PER_S
+
+
 def has_piece(chunk: Any) -> bool:
-    """Does *chunk* carry text or a tool call?"""
+    """Does *chunk* carry text, a tool call, or a reasoning delta?"""
     for choice in getattr(chunk, "choices", None) or ():
         delta = choice.delta
         if getattr(delta, "content", None) or getattr(delta, "tool_calls", None):
             return True
-        if getattr(delta, "function_call", None):
+        if getattr(delta, "function_call", None) or getattr(delta, "reasoning_content", None):
+            return True
+        if getattr(delta, "thinking_blocks", None):
             return True
     return False

@@ -294,7 +294,7 @@ def test_new_settings_have_their_defaults_and_take_valid_values(tmp_path):
         1000,
         3,
     )
-    assert (gateway.route_explore, gateway.first_token_s, gateway.pace_wait_s) == (0.25, 90, 0)
+    assert (gateway.route_explore, gateway.first_token_s, gateway.pace_wait_s) == (0.25, 15, 0)
     assert (gateway.stall_s, gateway.route_stream_max_s) == (30, 600)
     assert gateway.quota_day_tz == "UTC" and config.state is None and config.model_rpd == {}
     assert (gateway.spill_dir, gateway.spill_max_mb) == ("data/spill", 1024)

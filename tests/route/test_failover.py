@@ -9,6 +9,9 @@ import time
 
 import httpx
 import ollama
+import pytest
+
+from tests.helpers.bench import bench_raw
 
 QUESTION = [{"role": "user", "content": "What is 2 + 2?"}]
 MODEL = "bench/crew:route"
@@ -50,3 +53,66 @@ def test_the_reported_model_is_the_member_that_answered_in_every_shape(crew, sim
     assert client.chat(model=MODEL, messages=QUESTION, stream=False).model == "gamma"
     lines = list(client.chat(model=MODEL, messages=QUESTION, stream=True))
     assert {line.model for line in lines} == {"gamma"}
+
+
+@pytest.fixture
+def collection(make_gateway, sim):
+    """`crew` in route mode (alpha, gamma, delta) with the gateway settings a test gives."""
+
+    def make(**gateway):
+        raw = bench_raw(sim.url, route_explore=0, keepalive_s=0.2, **gateway)
+        raw["collections"]["crew"] = {"members": ["alpha", "gamma", "delta"], "reply": "route"}
+        for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+            sim.set(served, latency_s=0.01)
+        return make_gateway(raw)
+
+    return make
+
+
+def _streamed(gw, messages=QUESTION) -> tuple[str, dict, float]:
+    """A streamed chat turn through the SDK: its text, its `bench`, its seconds."""
+    began = time.monotonic()
+    text, bench = "", {}
+    for chunk in gw.client.chat.completions.create(model=MODEL, messages=messages, stream=True):
+        text += "".join(c.delta.content or "" for c in chunk.choices)
+        bench = (chunk.model_extra or {}).get("bench") or bench
+    return text, bench, time.monotonic() - began
+
+
+def test_a_first_token_after_20_s_is_handed_on_at_the_default_first_token_s(collection, sim):
+    gw = collection(seat_timeout_s=60)  # first_token_s: its default, 15 s
+    sim.set("sim-alpha", think_s=20)  # its stream opens at once, its first piece after 20 s
+    text, bench, seconds = _streamed(gw)
+    assert text.startswith("Simulated answer from sim-gamma.") and bench["alias"] == "gamma"
+    assert bench["failed_over"][0]["error"] == "no first piece within 15 s"
+    assert 15 <= seconds < 19  # before the slow primary would have answered
+
+
+def test_a_reasoning_model_thinking_aloud_is_never_left_for_silence(collection, sim):
+    gw = collection(first_token_s=1)
+    sim.set("sim-alpha", reasoning="Let me add two and two carefully now.", think_s=2.5)
+    thoughts = []
+    for chunk in gw.client.chat.completions.create(model=MODEL, messages=QUESTION, stream=True):
+        thoughts += [c.delta.model_extra.get("reasoning_content") for c in chunk.choices]
+    assert "".join(filter(None, thoughts)) == "Let me add two and two carefully now."
+    assert [r["model"] for r in sim.log()] == ["sim-alpha"]  # its thinking is its first piece
+
+
+def test_the_last_member_left_waits_for_its_first_piece(collection, sim):
+    gw = collection(first_token_s=1, seat_timeout_s=10)
+    for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+        sim.set(served, think_s=2)  # all slow: leaving the last early would fail the turn
+    text, bench, seconds = _streamed(gw)
+    assert bench["alias"] == "delta" and text.startswith("Simulated answer from sim-delta.")
+    assert [f["status"] for f in bench["failed_over"]] == ["timeout", "timeout"]
+    assert 4 <= seconds < 7
+
+
+def test_a_long_prompt_is_given_longer_to_its_first_piece(collection, sim):
+    gw = collection(first_token_s=1)
+    sim.set("sim-alpha", think_s=2)
+    long = [{"role": "user", "content": "Read this. " + "word " * 8000}]  # ~11,000 tokens: +2.2 s
+    _, bench, _ = _streamed(gw, long)
+    assert bench["alias"] == "alpha" and bench["failed_over"] == []
+    _, bench, _ = _streamed(gw)  # a short one is left after 1 s
+    assert bench["alias"] == "gamma"
