@@ -33,6 +33,12 @@ from routing import content_text, estimate_tokens
 # per second): a 100,000-token context adds 20 s to the wait for a first piece.
 PROMPT_TOKENS_PER_S = 5000
 
+# A member limited for no longer than this (a stated Retry-After, or a cooldown about to end),
+# when no other member can take the turn, is waited for once rather than the turn refused: the
+# client would have to wait it out anyway, and then ask again. With an alternative, failing
+# over at once stays the rule.
+SHORT_WAIT_S = 5.0
+
 # A request's mark (never sent) of the form it takes: a prefill may be refused, then told.
 FORM, PREFILL = "_form", "prefill"
 
@@ -74,6 +80,7 @@ class Plan:
     order: list[str]
     tries: int
     failures: list[Failure] = field(default_factory=list)
+    waited: bool = False  # a short wait on a limited member was waited out already
 
 
 async def open_member(
@@ -128,7 +135,7 @@ async def next_opened(
     that refuses one (400) is given the next, without counting a try."""
     settings = runtime.config.gateway
     wait_s = first_wait(settings.first_token_s, ask)
-    while plan.order and plan.tries > 0:
+    while plan.order and plan.tries > 0 or await _waited_out(runtime, plan):
         alias = plan.order.pop(0)
         permit = await runtime.live.acquire(alias)
         if isinstance(permit, str):
@@ -153,6 +160,28 @@ async def next_opened(
         finally:
             permit.release()
     return None
+
+
+async def _waited_out(runtime: Runtime, plan: Plan) -> bool:
+    """With no member left to try: wait out the shortest limit among the members that were
+    limited or cooling, if it ends within SHORT_WAIT_S and none was waited out yet this turn;
+    True when that member is to be tried again."""
+    if plan.waited:
+        return False
+    now = runtime.clock()
+    waits = []
+    for failure in plan.failures:
+        cooldown = runtime.rate_limits.cooldown_of(failure.alias)
+        if failure.status in ("rate_limited", "cooling") and cooldown is not None:
+            waits.append((cooldown.until - now, failure.alias))
+    if not waits or min(waits)[0] > SHORT_WAIT_S:
+        return False
+    seconds, alias = min(waits)
+    plan.waited = True
+    await asyncio.sleep(max(0.0, seconds) + 0.05)  # just past its end: its cooldown is over
+    plan.order.insert(0, alias)
+    plan.tries = max(plan.tries, 1)
+    return True
 
 
 def _capped(request: dict[str, Any], runtime: Runtime, alias: str) -> dict[str, Any]:

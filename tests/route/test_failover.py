@@ -9,6 +9,7 @@ import time
 
 import httpx
 import ollama
+import openai
 import pytest
 
 from tests.helpers.bench import bench_raw
@@ -116,3 +117,44 @@ def test_a_long_prompt_is_given_longer_to_its_first_piece(collection, sim):
     assert bench["alias"] == "alpha" and bench["failed_over"] == []
     _, bench, _ = _streamed(gw)  # a short one is left after 1 s
     assert bench["alias"] == "gamma"
+
+
+def test_a_short_retry_after_with_no_one_else_to_answer_is_waited_out_once(collection, sim):
+    gw = collection(first_token_s=2)
+    sim.set("sim-alpha", status=429, retry_after=1, fail_times=1)
+    for other in ("sim-gamma", "sim-delta"):
+        sim.set(other, status=429, retry_after=30)
+    began = time.monotonic()
+    reply, headers = _asked(gw)
+    assert reply.model == headers["x-bench-model"] == "alpha"
+    assert 1 <= time.monotonic() - began < 3
+    assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma", "sim-delta")] == [2, 1, 1]
+
+
+def test_a_short_retry_after_with_an_alternative_fails_over_at_once(collection, sim):
+    gw = collection(first_token_s=2)
+    sim.set("sim-alpha", status=429, retry_after=2)
+    began = time.monotonic()
+    reply, _ = _asked(gw)
+    assert reply.model == "gamma" and time.monotonic() - began < 1
+    assert reply.model_extra["bench"]["failed_over"][0]["status"] == "rate_limited"
+
+
+def test_a_short_retry_after_is_waited_out_only_once_and_a_long_one_never(collection, sim):
+    gw = collection(first_token_s=2)
+    for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+        sim.set(served, status=429, retry_after=1)
+    began = time.monotonic()
+    with pytest.raises(openai.RateLimitError) as caught:
+        _asked(gw)
+    assert 1 <= time.monotonic() - began < 3
+    assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma", "sim-delta")] == [2, 1, 1]
+    assert int(caught.value.response.headers["retry-after"]) >= 1
+    other = collection(first_token_s=2)  # a gateway with no cooldowns yet
+    sim.state.reset()
+    for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+        sim.set(served, status=429, retry_after=30)
+    began = time.monotonic()
+    with pytest.raises(openai.RateLimitError):
+        _asked(other)
+    assert time.monotonic() - began < 1 and len(sim.log("sim-alpha")) == 1
