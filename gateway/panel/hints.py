@@ -46,6 +46,12 @@ class Hints:
     def drop(self, *names: str) -> Hints:
         return Hints(self.offered, _unique(self.dropped, names))
 
+    def withdraw(self, param: str) -> Hints:
+        """These hints with *param* no longer offered: its names are dropped instead."""
+        names = [name for h in self.offered if h.param == param for name in h.names]
+        kept = tuple(h for h in self.offered if h.param != param)
+        return Hints(kept, _unique(self.dropped, names))
+
     def resolve(self, supported: Collection[str]) -> tuple[dict[str, Any], tuple[str, ...]]:
         """(the parameters a model taking *supported* is given, every name dropped for it)."""
         kept = {h.param: h.value for h in self.offered if h.param in supported}

@@ -17,11 +17,17 @@ def test_codexs_hint_fields_on_a_panel_are_given_or_named(gw, sim):
         "prompt_cache_key": "s1",
         "store": False,
         "top_logprobs": 2,
+        "parallel_tool_calls": True,  # a provider refuses it without tools: named, not passed
     }  # fmt: skip
     response = gw.http.post("/v1/responses", json=body)
     assert response.status_code == 200, response.text
-    assert sorted(dropped(response)) == ["client_metadata", "include", "reasoning.summary"]
+    assert sorted(dropped(response)) == [
+        "client_metadata",
+        "include",
+        "parallel_tool_calls",
+        "reasoning.summary",
+    ]
     for seat in sim.log():
         sent = seat["body"]
         assert (sent["reasoning_effort"], sent["prompt_cache_key"]) == ("low", "s1")
-        assert sent["top_logprobs"] == 2
+        assert sent["top_logprobs"] == 2 and "parallel_tool_calls" not in sent

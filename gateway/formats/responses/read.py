@@ -83,8 +83,11 @@ def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
 
 
 def _tools_dropped(body: dict[str, Any], found: Hints) -> Hints:
-    """A panel answers in prose: its function tools are named `tools`, hosted ones by name."""
+    """A panel answers in prose: its function tools are named `tools`, hosted ones by name,
+    and `parallel_tool_calls` (which a provider refuses without tools) with them."""
     offered, _namespaces, found = tools_of(body.get("tools"), found)
+    if body.get("parallel_tool_calls") is not None:
+        found = found.withdraw("parallel_tool_calls")
     return found.drop("tools") if offered else found
 
 

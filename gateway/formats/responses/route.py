@@ -63,6 +63,8 @@ def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -
         request["tools"] = tools
         if body.get("tool_choice") is not None:
             request["tool_choice"] = hints.choice_of(body["tool_choice"], namespaces)
+    elif body.get("parallel_tool_calls") is not None:  # a provider refuses it without tools
+        found = found.withdraw("parallel_tool_calls")
     text = body.get("text")
     if isinstance(text, dict) and (asked := translate.response_format_of(text)) is not None:
         request["response_format"] = asked
