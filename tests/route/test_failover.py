@@ -5,6 +5,7 @@ gets (one whole answer in its format, from whom, how soon) or the error it is to
 
 from __future__ import annotations
 
+import socket
 import time
 
 import httpx
@@ -158,3 +159,53 @@ def test_a_short_retry_after_is_waited_out_only_once_and_a_long_one_never(collec
     with pytest.raises(openai.RateLimitError):
         _asked(other)
     assert time.monotonic() - began < 1 and len(sim.log("sim-alpha")) == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "within_s"),
+    [
+        ({"status": 429, "retry_after": 30}, 1),
+        ({"status": 429}, 1),
+        ({"status": 500}, 1),
+        ({"status": 503}, 1),
+        ({"empty": True}, 1),
+        ({"hang": True}, 2.5),  # silent: left after first_token_s (1 s here, 15 s by default)
+    ],
+    ids=["429 with Retry-After", "429 without", "500", "503", "empty answer", "silent"],
+)
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_primary_that_fails_before_its_first_piece_costs_one_attempt(
+    collection, sim, fault, within_s, stream
+):
+    gw = collection(first_token_s=1)
+    sim.set("sim-alpha", **fault)
+    began = time.monotonic()
+    if stream:
+        text, bench, _ = _streamed(gw)
+        model = bench["alias"]
+    else:
+        reply, _ = _asked(gw)
+        text, bench, model = (
+            reply.choices[0].message.content,
+            reply.model_extra["bench"],
+            reply.model,
+        )
+    assert time.monotonic() - began < within_s
+    assert model == "gamma" and text == "Simulated answer from sim-gamma. You said: What is 2 + 2?"
+    assert [f["alias"] for f in bench["failed_over"]] == ["alpha"]
+    assert len(sim.log("sim-alpha")) == 1  # one attempt, no hidden retry
+
+
+def test_a_primary_whose_connection_is_refused_costs_one_attempt(make_gateway, sim):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens once it is closed
+    raw = bench_raw(sim.url, route_explore=0, first_token_s=1)
+    raw["model_list"][0]["litellm_params"]["api_base"] = f"http://127.0.0.1:{port}/v1"
+    raw["collections"]["crew"] = {"members": ["alpha", "gamma", "delta"], "reply": "route"}
+    gw = make_gateway(raw)
+    began = time.monotonic()
+    reply, _ = _asked(gw)
+    assert reply.model == "gamma" and time.monotonic() - began < 1
+    (refused,) = reply.model_extra["bench"]["failed_over"]
+    assert refused["alias"] == "alpha" and refused["status"] == "error"
