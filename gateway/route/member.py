@@ -119,6 +119,10 @@ async def open_member(
     except UpstreamError as exc:
         status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
         failure = Failure(alias, status, runtime.scrub(exc.message) or exc.kind, exc.kind)
+    except asyncio.CancelledError:  # the client left meanwhile: the stream is not left open
+        if stream is not None:
+            await close(stream)
+        raise
     if stream is not None:
         await close(stream)
     raise MemberFailed(failure)
