@@ -1,14 +1,21 @@
 """The system's Chromium for the dashboard's browser tests (skipped with how to get it, failed
-in CI), and a page that records every request it made and every error it raised."""
+in CI), a page that records every request it made and every error it raised, and screenshots
+taken only when asked.
+
+Screenshots: `BENCH_SCREENSHOTS=docs pytest tests/dashboard` writes the pages' pictures into
+docs/ (any folder works); without the variable the suite writes nothing into the tree.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
 WAIT_MS = 15_000
+SCREENSHOTS_ENV = "BENCH_SCREENSHOTS"
 
 
 def chromium_path() -> str:
@@ -40,3 +47,15 @@ class Watched:
         strays = [u for u in self.requests if not u.startswith(origin + "/")]
         assert strays == [], strays
         assert self.errors == []
+
+
+def screenshot(page, name: str) -> Path | None:
+    """The whole page as *name* in the folder `BENCH_SCREENSHOTS` names; None (nothing
+    written) when it names none."""
+    folder = os.environ.get(SCREENSHOTS_ENV)
+    if not folder:
+        return None
+    path = Path(folder) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+    return path
