@@ -131,6 +131,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         DROP INDEX IF EXISTS calls_by_panel;
         """,
+    ),  # A verdict given on the dashboard's blind page (gateway.blind_judging), before its seat's
+    # model was shown: 1. Every earlier verdict was open (0).
+    (
+        "0009_blind_verdicts",
+        """
+        ALTER TABLE verdicts ADD COLUMN blind INTEGER NOT NULL DEFAULT 0;
+        """,
     ),
 )
 

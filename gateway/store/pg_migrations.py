@@ -142,6 +142,12 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         DROP INDEX IF EXISTS calls_by_panel;
         """,
+    ),  # (a constant default: PostgreSQL adds the column without rewriting the table)
+    (
+        "0009_blind_verdicts",
+        """
+        ALTER TABLE verdicts ADD COLUMN blind INTEGER NOT NULL DEFAULT 0;
+        """,
     ),
 )
 
