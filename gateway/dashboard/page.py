@@ -162,7 +162,8 @@ async def give_verdict(request: Request) -> Response:
     check_csrf(request)
     runtime = runtime_of(request)
     verdict = await runtime.bodies.read(await read_body(request, 1_000_000), check_verdict)
-    written = await judge(runtime, verdict, by=who, owner=None)
+    blind = runtime.config.gateway.blind_judging
+    written, _ = await judge(runtime, verdict, by=who, owner=None, blind=blind)
     return _json({"call": verdict["call"], "recorded": written})
 
 
