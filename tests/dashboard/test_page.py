@@ -41,6 +41,7 @@ def test_panels_appear_with_every_seat_and_one_click_records_the_verdict(make_ga
     )
     assert gw.http.get(f"/bench/calls/{call}").json()["verdict"]["note"] == "caught the off-by-one"
 
+    page.reload()  # the Models section as it stands now, one verdict in
     other = first.bench["seats"][1]["call"]
     page.locator(f'[data-call="{other}"] button.open').click()
     screenshot(page, "dashboard.png")  # only when asked (BENCH_SCREENSHOTS)

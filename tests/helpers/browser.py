@@ -32,16 +32,25 @@ HOSTED = "bench.test"  # resolved to 127.0.0.1 by the browser: a name that is no
 
 
 class Watched:
-    """A page with every request it made and every console error or uncaught exception."""
+    """A page with every request it made, every response it got, and every console error or
+    uncaught exception."""
 
-    def __init__(self, browser) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+    def __init__(self, browser, width: int = 1280, height: int = 900) -> None:
+        self.context = browser.new_context(viewport={"width": width, "height": height})
         self.page = self.context.new_page()
         self.requests: list[str] = []
+        self.responses: list = []
         self.errors: list[str] = []
         self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("response", lambda r: self.responses.append(r))
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def bodies(self, since: int = 0) -> list[tuple[str, str]]:
+        """(URL, body as text) of every response from the *since*-th on, but redirects, in the
+        order they came. Read them before the page navigates: the browser lets go of a
+        document's bodies then. (Not for a page holding an event stream open.)"""
+        return [(r.url, r.text()) for r in self.responses[since:] if not 300 <= r.status < 400]
 
     def only_from(self, origin: str) -> None:
         strays = [u for u in self.requests if not u.startswith(origin + "/")]
