@@ -94,7 +94,10 @@ async def _panel_list(runtime: Runtime, limit: int, before: str | None, owed: bo
     blind = runtime.config.gateway.blind_judging
     for panel in page["panels"]:
         panel["views"] = seat_views(panel["id"], panel["seats"], blind)
-    page["next_owed"] = await next_owed(runtime, None)
+    if owed and before is None:  # this page starts with it
+        page["next_owed"] = page["panels"][0]["id"] if page["panels"] else None
+    else:
+        page["next_owed"] = await next_owed(runtime, None)
     return page
 
 

@@ -177,6 +177,9 @@ def test_a_panels_page_opens_as_the_dashboard_does_and_a_gateway_key_never_opens
     assert missing.status_code == 404 and 'id="missing"' in missing.text
     listed = gw.http.get("/").text  # the dashboard links the panel's page, not its JSON
     assert f'href="{page}"' in listed and f'href="/bench/panels/{bench["panel"]}"' not in listed
+    for params in ({}, {"owed": "true"}):  # and opens the next panel owed a verdict
+        shown = gw.http.get("/", params=params).text
+        assert f'<a id="next-owed" class="next-owed" href="{page}">' in shown
 
 
 def test_a_blind_verdict_stays_blind_until_its_judgement_changes_and_is_counted_apart(
