@@ -46,6 +46,7 @@ CALL_RECORD: Schema = {
         "first_token_s": NULLABLE_NUM,
         "verdict": {"type": ["object", "null"]},
         "failed_over": {"type": ["array", "null"], "items": {"type": "object"}},
+        "dropped": {"type": ["array", "null"], "items": {"type": "string"}},
     },
 }
 CONVERSATION_RECORD: Schema = {

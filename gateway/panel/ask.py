@@ -16,6 +16,7 @@ from typing import Any, cast
 from gateway.bodies import MAX_PART_VALUES, MAX_RESPONSE_FORMAT, values_within
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
+from gateway.panel.hints import NO_HINTS, Hints
 from routing import ROUTER_PANEL, conversation_text, estimate_tokens, has_images
 
 COLLECTION_PREFIX = "bench/"
@@ -70,6 +71,7 @@ class Ask:
     prompt: str
     merged: bool = False  # one merged answer instead of every answer side by side
     images: bool = False  # the messages carry images: a vision panel (gateway/panel/run.py)
+    hints: Hints = Hints()  # given to each seat that takes them, else named as dropped
 
     @classmethod
     def of(
@@ -83,6 +85,7 @@ class Ask:
         sampling: dict[str, Any],
         stream: bool,
         merged: bool,
+        hints: Hints = NO_HINTS,
     ) -> Ask:
         """An Ask whose prompt (the text the panel is recorded with, and its size estimated
         from) is read from the messages the one way every reader reads them: images appear in
@@ -101,6 +104,7 @@ class Ask:
             prompt=prompt,
             merged=merged,
             images=has_images(messages),
+            hints=hints,
         )
 
 
@@ -331,3 +335,18 @@ def one_choice(body: dict[str, Any]) -> None:
             "(or one merged answer with bench/<collection>:merged).",
             param="n",
         )
+
+
+def refuse_demanded_call(choice: Any, field: str) -> None:
+    """A panel answers in prose, so a tool choice that demands a call (`required`, a named
+    function; Anthropic's `any` and `tool`; Responses' hosted or allowed tools) is refused,
+    naming route mode; `auto` and `none` ask for nothing a panel cannot give."""
+    if choice is None or choice in ("auto", "none"):
+        return
+    if isinstance(choice, dict) and choice.get("type") in ("auto", "none"):
+        return
+    raise BadRequest(
+        f"`{field}` demands a tool call, which a panel cannot make: it answers in prose, every "
+        "seat side by side. Ask bench/<collection>:route for a tool-calling turn.",
+        param=field,
+    )

@@ -9,6 +9,7 @@ from typing import Any
 
 from gateway.bodies import json_object
 from gateway.config.settings import Config
+from gateway.panel.hints import NO_HINTS, Hints
 
 ROUTE = ":route"
 
@@ -20,6 +21,7 @@ class RouteAsk:
     request: dict[str, Any]  # OpenAI chat kwargs passed on as they are (messages, tools, ...)
     stream: bool
     options: dict[str, Any] = field(default_factory=dict)  # the format's own (include_usage)
+    hints: Hints = NO_HINTS  # what each member is given where it takes it, or told was dropped
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from gateway.errors import NotFound, UpstreamError, UpstreamRateLimited, Upstrea
 from gateway.route.ask import ROUTE, RouteAsk
 from gateway.route.turn import Failure, RouteTurn, record_failed, refusal
 from gateway.runtime import Runtime
+from gateway.upstream.params import supported_params
 from gateway.upstream.relay import chunks_of, close, max_output_of
 from routing import ROUTER_PANEL, content_text
 from routing.route_order import MemberFigures, route_order
@@ -109,8 +110,9 @@ async def start_turn(
 async def _try(runtime: Runtime, turn: RouteTurn) -> bool:
     """Start the member's reply; True once it has a first piece, else its failure is noted."""
     alias, settings = turn.alias, runtime.config.gateway
-    request = _capped(turn.ask.request, runtime, alias)
     params = runtime.config.litellm_params[alias]
+    kept, turn.dropped = turn.ask.hints.resolve(supported_params(params["model"]))
+    request = _capped({**turn.ask.request, **kept}, runtime, alias)
     started = time.monotonic()
     try:
         async with asyncio.timeout(settings.first_token_s):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.errors import PanelFailed, TooManyRequests, UpstreamError
+from gateway.panel.hints import header
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import with_keepalive
 from gateway.runtime import Runtime
@@ -54,6 +55,7 @@ class RouteTurn:
     recorded: bool = False
     on_end: list[Callable[[], None]] = field(default_factory=list)
     given: int = 0  # held chunks handed on so far
+    dropped: tuple[str, ...] = ()  # what of the request this member could not be given
 
     @property
     def call(self) -> str:
@@ -61,7 +63,8 @@ class RouteTurn:
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"X-Bench-Conversation": self.conversation, "X-Bench-Model": self.alias}
+        named = {"X-Bench-Conversation": self.conversation, "X-Bench-Model": self.alias}
+        return {**named, **header(self.dropped)}
 
     @property
     def bench(self) -> dict[str, Any]:
@@ -149,6 +152,7 @@ class RouteTurn:
             "started": now - (time.monotonic() - self.began),
             "finished": now,
             "failed_over": [f.view() for f in self.failures],
+            "dropped": list(self.dropped),
         }
 
     async def _record(self, row: dict[str, Any]) -> None:
@@ -203,6 +207,7 @@ async def record_failed(
             "started": now,
             "finished": now,
             "failed_over": [f.view() for f in failures[:-1]],
+            "dropped": list(ask.hints.dropped),
         }
     )
 

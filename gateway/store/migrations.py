@@ -131,6 +131,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         DROP INDEX IF EXISTS calls_by_panel;
         """,
+    ),  # What of each request its model could not be given (hint fields, hosted tools, tools on
+    # a panel), named as the client sent them: the record says what X-Bench-Dropped said.
+    (
+        "0009_dropped_hints",
+        """
+        ALTER TABLE calls ADD COLUMN dropped TEXT;
+        """,
     ),
 )
 

@@ -22,6 +22,7 @@ MIGRATIONS = [
     "0006_route_turns",
     "0007_seat_indexes_reads_use",
     "0008_panel_seats_by_call_id",
+    "0009_dropped_hints",
 ]
 
 
