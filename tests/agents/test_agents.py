@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -132,7 +133,7 @@ def runs(request, sim_server, tmp_path_factory):
     try:
         with ThreadPoolExecutor(PARALLEL) as pool:
             done = dict(zip(cases, pool.map(one, cases), strict=True))
-        yield done, sim_server
+        yield done, sim_server, base / "records.db"
     finally:
         gw.close()
         gw.runtime.board.close()
@@ -143,25 +144,55 @@ def after_tool(entry: dict) -> bool:
     return bool(messages) and messages[-1].get("role") == "tool"
 
 
+def counted(lines: list[str]) -> list[str]:
+    """Runs of equal lines as one, with how many: an agent's retries read as one line."""
+    runs: list[tuple[str, int]] = []
+    for line in lines:
+        if runs and runs[-1][0] == line:
+            runs[-1] = (line, runs[-1][1] + 1)
+        else:
+            runs.append((line, 1))
+    return [f"{line} (x{n})" if n > 1 else line for line, n in runs]
+
+
 class Case:
     """One run and what its collection's members were asked (the simulator's log)."""
 
     def __init__(self, runs, agent: str, scenario: str) -> None:
         need(agent)
-        done, sim = runs
+        done, sim, self.store = runs
         self.agent, self.run = agent, done[agent, scenario]
-        self.asked = {m: sim.log(served(agent, scenario, m)) for m in members(agent, scenario)}
+        self.aliases = {served(agent, scenario, m): m for m in members(agent, scenario)}
+        self.asked = {m: sim.log(name) for name, m in self.aliases.items()}
 
     def why(self, what: str) -> str:
         """*what* went wrong, then how the run ended, all it printed, and what each member was
         asked and answered."""
-        lines = [
+        asked = [
             f"{member}: {t['status']} {'after a tool result' if after_tool(t) else 'a turn'}"
             f"{' streamed' if t['stream'] else ''}"
             for member, turns in self.asked.items()
             for t in turns
         ]
-        return f"{what}{self.run.report()}\n--- the members\n" + "\n".join(lines or ["(none)"])
+        return (
+            f"{what}{self.run.report()}\n--- what the members were asked\n"
+            + "\n".join(counted(asked) or ["(nothing)"])
+            + "\n--- the gateway's calls on the record\n"
+            + "\n".join(self.recorded() or ["(none)"])
+        )
+
+    def recorded(self) -> list[str]:
+        """The gateway's record of each call to this run's members, with its error."""
+        with sqlite3.connect(self.store) as db:
+            db.row_factory = sqlite3.Row
+            rows = db.execute("SELECT * FROM calls ORDER BY started").fetchall()
+        said: list[str] = []
+        for r in rows:
+            if r["alias"] in self.aliases:
+                error = " ".join((r["error"] or "").split())[:240]
+                dropped = r["dropped"] if "dropped" in r.keys() and r["dropped"] else ""
+                said.append(f"{self.aliases[r['alias']]}: {r['status']} {error} {dropped}")
+        return counted(said)
 
     def loop_worked(self) -> None:
         """The proof file is in the work folder, and the agent's answer quotes the command's
