@@ -181,18 +181,33 @@ class Case:
             + "\n".join(self.recorded() or ["(none)"])
         )
 
-    def recorded(self) -> list[str]:
-        """The gateway's record of each call to this run's members, with its error."""
+    def calls(self) -> list[dict]:
+        """The gateway's record of each call to this run's members, oldest first."""
         with sqlite3.connect(self.store) as db:
             db.row_factory = sqlite3.Row
             rows = db.execute("SELECT * FROM calls ORDER BY started").fetchall()
-        said: list[str] = []
-        for r in rows:
-            if r["alias"] in self.aliases:
-                error = " ".join((r["error"] or "").split())[:240]
-                dropped = r["dropped"] if "dropped" in r.keys() and r["dropped"] else ""
-                said.append(f"{self.aliases[r['alias']]}: {r['status']} {error} {dropped}")
+        return [dict(r) for r in rows if r["alias"] in self.aliases]
+
+    def recorded(self) -> list[str]:
+        said = []
+        for call in self.calls():
+            error = " ".join((call["error"] or "").split())[:240]
+            more = " ".join(f"{k}={call[k]}" for k in ("failed_over", "dropped") if call.get(k))
+            said.append(f"{self.aliases[call['alias']]}: {call['status']} {error} {more}")
         return counted(said)
+
+    def handed_on(self) -> bool:
+        """A call of the next member answered a turn that the first had failed, rate limited:
+        the agent's one request was handed on, so the agent saw no error to retry."""
+        first = served(self.agent, "failover", "first")
+        for call in self.calls():
+            failures = json.loads(call.get("failed_over") or "[]")
+            if self.aliases[call["alias"]] == "next" and call["status"] == "ok":
+                if {"alias": first, "status": "rate_limited"} in [
+                    {k: f.get(k) for k in ("alias", "status")} for f in failures
+                ]:
+                    return True
+        return False
 
     def loop_worked(self) -> None:
         """The proof file is in the work folder, and the agent's answer quotes the command's
@@ -235,6 +250,7 @@ def test_a_member_rate_limited_mid_session_hands_the_turn_on_unnoticed(agent, ru
     case.loop_worked()
     first, then = case.asked["first"], case.asked["next"]
     assert any(t["status"] == 429 for t in first), case.why("the first member never failed")
+    assert case.handed_on(), case.why("no turn of the first member was handed on to the next")
     if agent == "aider":  # one turn: the first member fails it, the next answers it
         assert any(t["status"] == 200 for t in then), case.why("the next member did not answer")
         return
