@@ -22,10 +22,12 @@ async def take_turn(
     ticket: Ticket,
     body: dict[str, Any],
     collection: str,
+    headers: dict[str, str],
 ) -> Response:
-    """The turn holds one seat of *ticket*, given back when its reply ends."""
+    """The turn holds one seat of *ticket*, given back when its reply ends. *headers*: the
+    request's, lower-cased (a format reads its betas and the session a client names there)."""
     ticket.resize(1)
-    ask = fmt.read_route(body, collection)
+    ask = fmt.read_route(body, headers, collection)
     with runtime.keys.admitted(client, collection):  # scope, then the key's rpm
         turn = await start_turn(runtime, ask, client)
     turn.on_end.append(ticket.release)

@@ -220,15 +220,13 @@ def test_an_unknown_collection_is_not_found_in_anthropic_shape(gateway, sim):
     [
         ({"tools": [{"name": "f", "input_schema": {"type": "object"}}]}, ":route"),
         ({"tool_choice": {"type": "auto"}}, ":route"),
-        ({"mcp_servers": [{"type": "url", "url": "https://x", "name": "x"}]}, "MCP"),
-        ({"container": "c1"}, "container"),
-        ({"speed": "fast"}, "speed"),
-        ({"inference_geo": "eu"}, "cannot choose"),
         ({"thinking": {"type": "sometimes"}}, "thinking"),
+        ({"output_config": {"effort": "extreme"}}, "effort"),
+        ({"output_config": {"format": {"type": "xml"}}}, "json_schema"),
         ({"top_k": -1}, "top_k"),
     ],
 )
-def test_what_a_panel_cannot_honour_is_refused_and_calls_nothing(gateway, sim, extra, words):
+def test_what_a_panel_cannot_read_is_refused_and_calls_nothing(gateway, sim, extra, words):
     with pytest.raises(anthropic.BadRequestError) as caught:
         client_of(gateway).messages.create(
             model="bench/trio", max_tokens=10, messages=USER, extra_body=extra

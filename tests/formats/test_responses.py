@@ -180,7 +180,6 @@ REFUSED = [
     ({"tool_choice": "required"}, "tool_choice", "tools"),
     ({"n": 2}, "n", "`n` must be 1"),
     ({"background": True}, "background", "background"),
-    ({"include": ["reasoning.encrypted_content"]}, "include", "include"),
     ({"temperature": "hot"}, "temperature", "wrong type"),
     ({"max_output_tokens": "many"}, "max_output_tokens", "`max_output_tokens`"),
     ({"text": {"format": {"type": "yaml"}}}, "text.format", "json_object"),

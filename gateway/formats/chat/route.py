@@ -36,7 +36,7 @@ _KNOWN = frozenset({*_OURS, *PASSED, *SAMPLING, *CHAT_HINTS})
 __all__ = ["Quiet", "read_route", "render_route", "stream", "with_keepalive"]
 
 
-def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
+def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -> RouteAsk:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")

@@ -81,8 +81,10 @@ class GeminiFormat:
     def render_error(self, error: GatewayError) -> Response:
         return render_error(error)
 
-    def read_route(self, body: dict[str, Any], collection: str) -> RouteAsk:
-        return route.read_route(body, collection, self.model, stream=self.stream)
+    def read_route(
+        self, body: dict[str, Any], headers: dict[str, str], collection: str
+    ) -> RouteAsk:
+        return route.read_route(body, headers, collection, self.model, stream=self.stream)
 
     async def render_route(self, turn: RouteTurn) -> Response:
         return await route.render_route(turn, sse=self.sse)

@@ -54,7 +54,9 @@ _FINISH = {"length": "MAX_TOKENS", "content_filter": "SAFETY"}  # else STOP, as 
 # -- read ---------------------------------------------------------------------------------------
 
 
-def read_route(body: dict[str, Any], collection: str, model: str, *, stream: bool) -> RouteAsk:
+def read_route(
+    body: dict[str, Any], headers: dict[str, str], collection: str, model: str, *, stream: bool
+) -> RouteAsk:
     body = camel_keys(body)
     for name in body:
         if name in _REFUSED:

@@ -49,7 +49,9 @@ _WHY = {
 # -- read ---------------------------------------------------------------------------------------
 
 
-def read_route(body: dict[str, Any], collection: str, kind: str) -> RouteAsk:
+def read_route(
+    body: dict[str, Any], headers: dict[str, str], collection: str, kind: str
+) -> RouteAsk:
     if kind != "chat":
         raise BadRequest(
             "Route mode is on /api/chat: /api/generate carries no tools or tool results; send "

@@ -1,5 +1,7 @@
 """OpenAI Responses, read: `input` (a string or message items) and the fields a panel reads,
-every one a Responses client may send either honoured or refused by name, made an `Ask`."""
+every one a Responses client may send honoured, refused by name, or (its hint fields, read as
+route mode reads them: gateway/formats/responses/hints.py) given to the seats that take it and
+named in `X-Bench-Dropped` otherwise, made an `Ask`."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from gateway.bodies import bounded
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.formats.responses.events import SAMPLING
+from gateway.formats.responses.hints import hints_of
 from gateway.panel.ask import (
     Ask,
     chat_messages,
@@ -71,6 +74,7 @@ def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
         sampling=_sampling(body),
         stream=stream,
         merged=merged,
+        hints=hints_of(body),
     )
 
 
@@ -112,10 +116,6 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
             "bench/<collection>:route for a tool-calling turn.",
             param="tool_choice",
         )
-    if body.get("include"):
-        raise BadRequest("`include` cannot be honoured on a panel.", param="include")
-    if body.get("top_logprobs"):
-        raise BadRequest("`top_logprobs` cannot be honoured on a panel.", param="top_logprobs")
 
 
 def _checked_input(input_: Any) -> str | list[Any]:
@@ -192,11 +192,6 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
                 "`text.format.schema` must be a JSON schema object.", param="text.format"
             )
         chat["response_format"] = translate.response_format_of(text)
-    reasoning = body.get("reasoning")
-    if reasoning is not None:
-        if not isinstance(reasoning, dict):
-            raise BadRequest("`reasoning` must be an object.", param="reasoning")
-        chat["reasoning_effort"] = reasoning.get("effort")
     try:
         return sampling_of(chat)
     except BadRequest as error:
@@ -204,8 +199,6 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
         name = theirs.get(error.param or "", error.param)
         if error.param == "response_format":
             name = "text"
-        elif error.param == "reasoning_effort":
-            name = "reasoning.effort"
         raise BadRequest(
             error.message.replace(f"`{error.param}`", f"`{name}`"), param=name
         ) from None
