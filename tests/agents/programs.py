@@ -136,5 +136,7 @@ def run(agent: str, mode: str, url: str, collection: str, base: Path) -> Run:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     seconds = time.monotonic() - began
+    ended = "timeout" if rc is None else f"rc={rc}"
+    (base / "result").write_text(f"{ended} seconds={seconds:.1f}\n")  # for a look afterwards
     stdout, stderr = ((base / name).read_text(errors="replace") for name in ("stdout", "stderr"))
     return Run(agent, mode, rc, stdout, stderr, seconds, work)
