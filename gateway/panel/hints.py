@@ -59,6 +59,14 @@ class Hints:
 NO_HINTS = Hints()
 
 
+def joined(first: Hints, second: Hints) -> Hints:
+    """Both sets of hints: the first's offers win where both offer one parameter."""
+    found = first.drop(*second.dropped)
+    for hint in second.offered:
+        found = found.offer(hint.param, hint.value, *hint.names)
+    return found
+
+
 def header(dropped: Iterable[str]) -> dict[str, str]:
     """The `X-Bench-Dropped` header naming *dropped* (none when nothing was)."""
     names = _unique((), dropped)

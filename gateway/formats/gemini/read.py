@@ -17,17 +17,20 @@ from typing import Any
 
 from gateway.bodies import bounded
 from gateway.errors import BadRequest
+from gateway.formats.gemini.hints import config_hints, model_parts, safety_hints
 from gateway.panel.ask import chat_messages
+from gateway.panel.hints import Hints
 from gateway.upstream.translate.gemini import to_chat
 from routing import conversation_text, estimate_tokens
 
 ROUTE_HINT = "tools are not supported on a panel; use the collection's `:route` model for tools"
-_TOP_FIELDS = frozenset({"contents", "systemInstruction", "generationConfig", "with", "bench"})
+_TOP_FIELDS = frozenset(
+    {"contents", "systemInstruction", "generationConfig", "with", "bench", "safetySettings"}
+)
 _REFUSED_FIELDS = {
     "tools": ROUTE_HINT,
     "toolConfig": ROUTE_HINT,
     "cachedContent": "cached content is stored with Google; send the contents themselves",
-    "safetySettings": "safety thresholds cannot be applied to a panel's seats",
 }
 # generationConfig -> the OpenAI sampling field it is passed on as (the adapter maps the first
 # four; the rest it leaves out, so they are mapped here).
@@ -40,10 +43,6 @@ _CONFIG = {
     "presencePenalty": "presence_penalty",
     "frequencyPenalty": "frequency_penalty",
 }
-_CONFIG_ALSO = frozenset(
-    {"candidateCount", "responseMimeType", "responseSchema", "responseJsonSchema",
-     "responseModalities"}
-)  # fmt: skip
 _JSON = "application/json"
 
 
@@ -57,14 +56,15 @@ def camel_keys(body: dict[str, Any]) -> dict[str, Any]:
     return {camel(k) if isinstance(k, str) else k: v for k, v in body.items()}
 
 
-def chat_request(body: dict[str, Any]) -> dict[str, Any]:
-    """A generateContent body (keys in camelCase) -> OpenAI chat `messages` and sampling."""
+def chat_request(body: dict[str, Any]) -> tuple[dict[str, Any], Hints]:
+    """A generateContent body (keys in camelCase) -> OpenAI chat `messages` and sampling, and
+    the hints of its generationConfig."""
     contents = _contents(body.get("contents"))
     system = system_text(body.get("systemInstruction"))
-    config = generation_config(body.get("generationConfig"))
+    config, found = generation_config(body.get("generationConfig"))
     request = to_chat(contents, system, config)
     with_config(request, config)
-    return request
+    return request, found
 
 
 def with_config(request: dict[str, Any], config: dict[str, Any]) -> None:
@@ -97,17 +97,20 @@ def count_tokens(body: dict[str, Any], max_messages: int) -> int:
         body = {**camel_keys(inner), **body}
         body.pop("model", None)
     check_fields(body)
-    messages = chat_messages(chat_request(body)["messages"], max_messages)
+    messages = chat_messages(chat_request(body)[0]["messages"], max_messages)
     return estimate_tokens(len(conversation_text(messages)))
 
 
-def check_fields(body: dict[str, Any]) -> None:
-    """The top-level fields: the ones a panel cannot honour are refused saying why."""
+def check_fields(body: dict[str, Any]) -> Hints:
+    """The top-level fields: the ones a panel cannot honour are refused saying why; safety
+    thresholds and fields the gateway does not know are named as dropped."""
+    found = safety_hints(body.get("safetySettings"), Hints())
     for field in body:
-        if field in _REFUSED_FIELDS:
+        if field in _REFUSED_FIELDS and body[field] not in (None, []):  # `tools: []`: no tools
             raise BadRequest(f"`{field}`: {_REFUSED_FIELDS[field]}.", param=field)
-        if field not in _TOP_FIELDS:
-            raise BadRequest(f"`{field}` is not a field the gateway knows.", param=field)
+        if field not in _TOP_FIELDS and field not in _REFUSED_FIELDS:
+            found = found.drop(field)
+    return found
 
 
 def _contents(contents: Any) -> list[dict[str, Any]]:
@@ -115,19 +118,24 @@ def _contents(contents: Any) -> list[dict[str, Any]]:
         contents = [contents]
     if not isinstance(contents, list) or not contents:
         raise BadRequest("`contents` must be a non-empty list.", param="contents")
+    kept = []
     for i, content in enumerate(contents):
         where = f"contents[{i}]"
         if not isinstance(content, dict):
             raise BadRequest(f"`{where}` must be an object.", param=where)
         content = camel_keys(content)
-        contents[i] = content
         for field in content:
             if field not in ("role", "parts"):
                 raise BadRequest(f"`{where}.{field}` is not a content field.", param=where)
         if content.get("role", "user") not in ("user", "model"):
             raise BadRequest(f"`{where}.role` must be user or model.", param=f"{where}.role")
-        _parts(content.get("parts"), f"{where}.parts")
-    return contents
+        parts = content.get("parts")
+        content["parts"] = model_parts(parts)
+        if parts and content["parts"] == []:
+            continue  # a turn of thoughts only: nothing a seat reads
+        _parts(content["parts"], f"{where}.parts")
+        kept.append(content)
+    return kept
 
 
 def _parts(parts: Any, where: str, *, text_only: bool = False) -> list[dict[str, Any]]:
@@ -192,19 +200,14 @@ def system_text(system: Any) -> str | None:
     return "\n\n".join(part["text"] for part in parts)
 
 
-def generation_config(given: Any) -> dict[str, Any]:
+def generation_config(given: Any) -> tuple[dict[str, Any], Hints]:
+    """The generationConfig fields passed on, checked, and the hints in the rest
+    (gateway/formats/gemini/hints.py)."""
     if given is None:
-        return {}
+        return {}, Hints()
     if not isinstance(given, dict):
         raise BadRequest("`generationConfig` must be an object.", param="generationConfig")
-    config = {k: v for k, v in camel_keys(given).items() if v is not None}
-    for name in config:
-        if name not in _CONFIG and name not in _CONFIG_ALSO:
-            raise BadRequest(
-                f"`generationConfig.{name}` cannot be passed on to a panel's seats; it takes "
-                f"{', '.join(sorted(_CONFIG))}, candidateCount 1 and a JSON responseMimeType.",
-                param=f"generationConfig.{name}",
-            )
+    config, found = config_hints({k: v for k, v in camel_keys(given).items() if v is not None})
     if config.get("candidateCount", 1) != 1:
         raise BadRequest(
             "`generationConfig.candidateCount` must be 1: a panel's answers come as one "
@@ -221,4 +224,4 @@ def generation_config(given: Any) -> dict[str, Any]:
             "`generationConfig.responseModalities`: a panel answers in text only.",
             param="generationConfig.responseModalities",
         )
-    return config
+    return config, found
