@@ -18,14 +18,22 @@ import copy
 import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from gateway.app import create_app
 from gateway.config.settings import parse_config
 from gateway.serve.server import ServerThread
-from tests.agents.programs import DOC_COLLECTION, SETUPS, Run, need, pinned, run, settings
+from tests.agents.programs import (
+    DOC_COLLECTION,
+    PINS,
+    SETUPS,
+    Run,
+    need,
+    pinned,
+    run,
+    settings,
+)
 from tests.helpers.bench import Gateway, bench_raw
 from tests.helpers.clients_doc import DOC_URL, blocks
 
@@ -275,4 +283,4 @@ def test_every_agent_is_set_up_by_the_doc_alone():
             moved = "".join(settings(t, "http://gw.test", "c") for t in (*setup.files, mode))
             assert DOC_URL not in moved and "http://gw.test" in moved
     assert json.loads(titled["opencode.json"])["provider"]["bench"]["options"]["baseURL"]
-    assert Path(__file__).with_name("agents.toml").exists()
+    assert set(PINS) == set(SETUPS), "an agent is pinned but not run, or run but not pinned"
