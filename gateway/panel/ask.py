@@ -17,6 +17,7 @@ from gateway.bodies import MAX_PART_VALUES, MAX_RESPONSE_FORMAT, values_within
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.panel.hints import NO_HINTS, Hints
+from gateway.panel.tool_text import as_text, carries_tools
 from routing import ROUTER_PANEL, conversation_text, estimate_tokens, has_images
 
 COLLECTION_PREFIX = "bench/"
@@ -137,18 +138,12 @@ def reply_merged(asked: str | None, collection: str, config: Config) -> bool:
     return found is not None and found.reply == "merged"
 
 
-
-
-
-
-
-
 def chat_messages(messages: Any, max_messages: int) -> list[dict[str, Any]]:
-    """OpenAI chat messages, refused when a panel cannot take them (tools, unknown roles,
-    content that is neither a string nor a list of text and image parts, more than
-    *max_messages*, or
-    more content parts than that in all). Each is kept as role, content and name only: what a
-    seat is given is bounded by what was checked."""
+    """OpenAI chat messages, refused when a panel cannot take them (unknown roles, content that
+    is neither a string nor a list of text and image parts, more than *max_messages*, or more
+    content parts than that in all); earlier tool calls and results as text
+    (gateway/panel/tool_text.py). Each is kept as role, content and name only: what a seat is
+    given is bounded by what was checked."""
     if not isinstance(messages, list) or not messages:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")
     if len(messages) > max_messages:
@@ -166,12 +161,9 @@ def chat_messages(messages: Any, max_messages: int) -> list[dict[str, Any]]:
         role = message.get("role")
         if not isinstance(role, str):
             raise BadRequest(f"`{where}.role` must be a string.", param=where)
-        if role == "tool" or message.get("tool_calls") or message.get("function_call"):
-            raise BadRequest(
-                f"`{where}` carries a tool call or result; tools are not supported on a panel: "
-                "ask bench/<collection>:route for a tool-calling turn.",
-                param=where,
-            )
+        if carries_tools(message):  # earlier tool turns reach the seats as text
+            message = as_text(message)
+            role = message["role"]
         if role not in _ROLES:
             raise BadRequest(
                 f"`{where}.role` must be one of {', '.join(sorted(_ROLES))}.", param=where
@@ -231,8 +223,6 @@ def _check_content(content: Any, where: str) -> None:
 def _image_url(image: Any) -> bool:
     url = image.get("url") if isinstance(image, dict) else None
     return isinstance(url, str) and url.startswith(("https://", "http://", "data:image/"))
-
-
 
 
 def sampling_of(body: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,14 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import PanelFailed, TooManyRequests, UpstreamError
+from gateway.errors import (
+    BadRequest,
+    GatewayError,
+    PanelFailed,
+    PayloadTooLarge,
+    TooManyRequests,
+    UpstreamError,
+)
 from gateway.panel.hints import header
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import with_keepalive
@@ -30,6 +37,7 @@ class Failure:
     alias: str
     status: str  # rate_limited | cooling | error | timeout | empty
     error: str
+    kind: str = ""  # the UpstreamError's kind (refused, context_window, ...), else the status
 
     def view(self) -> dict[str, str]:
         return {"alias": self.alias, "status": self.status, "error": self.error}
@@ -202,7 +210,7 @@ async def record_failed(
             "shape": shape,
             "status": last.status,
             "error": last.error,
-            "error_class": last.status,
+            "error_class": last.kind or last.status,
             "seconds": round(time.monotonic() - began, 3),
             "started": now,
             "finished": now,
@@ -212,9 +220,14 @@ async def record_failed(
     )
 
 
+# A member refusing the request itself: trying again cannot help, so when every member tried
+# refuses it the refusal is the client's (400; 413 when it is the context every one refuses).
+_REFUSED = ("refused", "context_window")
+
+
 def refusal(
     runtime: Runtime, conversation: str, turn: int, failures: list[Failure]
-) -> PanelFailed | TooManyRequests:
+) -> GatewayError:
     bench = {
         "bench": {
             "conversation": conversation,
@@ -231,6 +244,18 @@ def refusal(
             f"Every member tried for turn {conversation}.{turn} is rate limited or cooling "
             f"({named}); try again in {seconds} s.",
             headers={**headers, "Retry-After": str(seconds)},
+            extra=bench,
+        )
+    if failures and all(f.kind in _REFUSED for f in failures):
+        if all(f.kind == "context_window" for f in failures):
+            return PayloadTooLarge(
+                f"No member's context window holds turn {conversation}.{turn} ({named}).",
+                headers=headers,
+                extra=bench,
+            )
+        return BadRequest(
+            f"Every member refused turn {conversation}.{turn} as asked ({named}).",
+            headers=headers,
             extra=bench,
         )
     return PanelFailed(

@@ -40,8 +40,6 @@ def db_of(gw) -> str:
     return gw.config.store.removeprefix("sqlite:///")
 
 
-
-
 # -- create -------------------------------------------------------------------------------------
 
 
@@ -218,8 +216,8 @@ def test_an_unknown_collection_is_not_found_in_anthropic_shape(gateway, sim):
 @pytest.mark.parametrize(
     "extra, words",
     [
-        ({"tools": [{"name": "f", "input_schema": {"type": "object"}}]}, ":route"),
-        ({"tool_choice": {"type": "auto"}}, ":route"),
+        ({"tool_choice": {"type": "any"}}, ":route"),
+        ({"tool_choice": {"type": "tool", "name": "f"}}, ":route"),
         ({"thinking": {"type": "sometimes"}}, "thinking"),
         ({"output_config": {"effort": "extreme"}}, "effort"),
         ({"output_config": {"format": {"type": "xml"}}}, "json_schema"),
@@ -238,7 +236,7 @@ def test_what_a_panel_cannot_read_is_refused_and_calls_nothing(gateway, sim, ext
 @pytest.mark.parametrize(
     "content, words",
     [
-        ([{"type": "tool_result", "tool_use_id": "t1", "content": "x"}], ":route"),
+        ([{"type": "web_search_tool_result", "tool_use_id": "t1", "content": []}], "its side"),
         (
             [
                 {

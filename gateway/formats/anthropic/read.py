@@ -19,6 +19,7 @@ from gateway.panel.ask import (
     chat_messages,
     collection_named,
     nominees_of,
+    refuse_demanded_call,
     reply_asked,
     reply_merged,
     sampling_of,
@@ -30,10 +31,8 @@ from routing import ROUTER_PANEL
 _PASSED = ("system", "max_tokens", "temperature", "top_p", "stop_sequences")
 
 
-_ROUTE = ("tools", "tool_choice")
-
-
-_ROUTE_BLOCKS = ("tool_use", "tool_result", "server_tool_use")
+# Read by litellm's adapter as tool calls and results, which reach the seats as text.
+_TOOL_BLOCKS = ("tool_use", "tool_result")
 
 
 _BLOCK_WHY = {
@@ -74,7 +73,8 @@ def count(body: dict[str, Any], headers: dict[str, str], config: Config) -> tupl
 def _read(body: dict[str, Any], headers: dict[str, str], config: Config, counting: bool) -> Ask:
     read = plain(body, headers)
     body = read.body
-    _refuse_tools(body)
+    refuse_demanded_call(body.get("tool_choice"), "tool_choice")
+    found = read.hints.drop("tools") if body.get("tools") else read.hints  # answered in prose
     model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     max_tokens = body.get("max_tokens")
@@ -102,18 +102,8 @@ def _read(body: dict[str, Any], headers: dict[str, str], config: Config, countin
         sampling=sampling,
         stream=stream,
         merged=merged,
-        hints=read.hints,
+        hints=found,
     )
-
-
-def _refuse_tools(body: dict[str, Any]) -> None:
-    for field in _ROUTE:
-        if body.get(field):  # `tools: []` asks for no tools
-            raise BadRequest(
-                f"`{field}` is not supported on a panel; ask bench/<collection>:route for a "
-                "tool-calling turn.",
-                param=field,
-            )
 
 
 def _check_messages(messages: Any) -> None:
@@ -145,10 +135,12 @@ def _check_block(block: Any, where: str, role: str) -> None:
         _check_image(block.get("source"), where)
     elif kind == "image":
         raise BadRequest(f"`{where}`: images in assistant turns are not supported.", param=where)
-    elif kind in _ROUTE_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
+    elif kind in _TOOL_BLOCKS:
+        return
+    elif kind == "server_tool_use" or (isinstance(kind, str) and kind.endswith("_tool_result")):
         raise BadRequest(
-            f"`{where}` is a {kind} block; tools are not supported on a panel: ask "
-            "bench/<collection>:route for a tool-calling turn.",
+            f"`{where}` is a {kind} block, a tool Anthropic ran on its side; a panel's seats "
+            "cannot be given it.",
             param=where,
         )
     elif isinstance(kind, str):

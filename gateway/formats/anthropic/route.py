@@ -40,7 +40,9 @@ def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -
     except Exception as exc:  # the adapter's own complaint about a request it cannot read
         raise BadRequest(f"The request cannot be read: {exc}.") from None
     request.pop("model", None)
-    return RouteAsk(body["model"], collection, request, stream, hints=read.hints)
+    return RouteAsk(
+        body["model"], collection, request, stream, hints=read.hints, session=read.session
+    )
 
 
 async def render_route(turn: RouteTurn) -> Response:

@@ -21,6 +21,7 @@ from gateway.panel.ask import (
     collection_named,
     nominees_of,
     one_choice,
+    refuse_demanded_call,
     reply_asked,
     reply_merged,
     sampling_of,
@@ -40,16 +41,14 @@ def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
     collection_named(body.get("model"))
     messages = chat_messages(body.get("messages"), settings.max_messages)
     one_choice(body)
-    for field in ("function_call", "functions", "parallel_tool_calls", "tool_choice", "tools"):
-        if body.get(field) is not None:
-            raise BadRequest(
-                f"`{field}` is not supported on a panel; ask bench/<collection>:route for a "
-                "tool-calling turn.",
-                param=field,
-            )
+    refuse_demanded_call(body.get("tool_choice"), "tool_choice")
+    refuse_demanded_call(body.get("function_call"), "function_call")
     sampling = sampling_of(body)
-    hints = chat_hints(body)
+    hints = chat_hints(body, [f for f in CHAT_HINTS if f != "parallel_tool_calls"])
     sampling.pop("reasoning_effort", None)  # a hint: checked above, given where it is taken
+    hints = hints.drop(*(field for field in _TOOLS if body.get(field)))  # `tools: []`: none
+    if body.get("parallel_tool_calls") is not None:
+        hints = hints.drop("parallel_tool_calls")
     hints = hints.drop(*(field for field in body if field not in _KNOWN))
     stream = body.get("stream", False)
     if not isinstance(stream, bool):

@@ -62,13 +62,13 @@ async def render_route(turn: RouteTurn) -> Response:
         return StreamingResponse(stream(turn), media_type="text/event-stream", headers=headers)
     await turn.finish_plain()
     body = turn.response.model_dump(exclude_none=True)
-    body["model"] = turn.ask.requested_model
+    body["model"] = turn.alias
     body["bench"] = turn.bench
     return JSONResponse(body, headers=turn.headers)
 
 
 async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
-    model = turn.ask.requested_model
+    model = turn.alias
     usage_asked = turn.ask.options.get("include_usage", False)
     base: dict[str, Any] = {}
     try:

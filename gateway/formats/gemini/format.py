@@ -14,7 +14,8 @@ from gateway.bodies import bounded
 from gateway.config.settings import Config
 from gateway.errors import GatewayError
 from gateway.formats.gemini import route
-from gateway.formats.gemini.read import camel_keys, chat_request, check_fields
+from gateway.formats.gemini.hints import camel_keys
+from gateway.formats.gemini.read import chat_request, check_fields
 from gateway.formats.gemini.render import error_body, render_error, reply_chunk, streamed
 from gateway.panel import reply
 from gateway.panel.ask import (

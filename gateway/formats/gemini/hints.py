@@ -57,7 +57,7 @@ def _thinking(thinking: Any, found: Hints) -> Hints:
     where = "generationConfig.thinkingConfig"
     if not isinstance(thinking, dict):
         raise BadRequest(f"`{where}` must be an object.", param=where)
-    config = {_camel(k): v for k, v in thinking.items() if v is not None}
+    config = {camel(k): v for k, v in thinking.items() if v is not None}
     if config.get("includeThoughts"):
         found = found.drop("thinkingConfig.includeThoughts")
     level, budget = config.get("thinkingLevel"), config.get("thinkingBudget")
@@ -104,6 +104,11 @@ def model_parts(parts: Any) -> Any:
     return kept
 
 
-def _camel(name: str) -> str:
+def camel(name: str) -> str:
+    """Google's JSON takes snake_case names too; one spelling is checked."""
     head, *rest = name.split("_")
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def camel_keys(body: dict[str, Any]) -> dict[str, Any]:
+    return {camel(k) if isinstance(k, str) else k: v for k, v in body.items()}

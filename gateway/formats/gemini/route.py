@@ -26,9 +26,8 @@ from starlette.responses import JSONResponse, Response
 
 from gateway.errors import BadRequest, PanelFailed
 from gateway.formats.chat.route import Quiet
-from gateway.formats.gemini.hints import model_parts, safety_hints
+from gateway.formats.gemini.hints import camel_keys, model_parts, safety_hints
 from gateway.formats.gemini.read import (
-    camel_keys,
     generation_config,
     inline_image,
     system_text,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.errors import BadRequest
-from gateway.formats.gemini.read import camel_keys
+from gateway.formats.gemini.hints import camel_keys
 
 _DECLARATION = frozenset({"name", "description", "parameters", "parametersJsonSchema"})
 # What a function returns: the member reads the result itself when it comes back, and a chat

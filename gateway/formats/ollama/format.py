@@ -48,6 +48,7 @@ class OllamaFormat:
             sampling=body["sampling"],
             stream=body["stream"],
             merged=merged_by_name or reply_merged(body["reply"], collection, config),
+            hints=body["hints"],
         )
 
     async def render_run(self, run: PanelRun) -> Response:

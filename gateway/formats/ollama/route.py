@@ -219,7 +219,7 @@ def _line(
 ) -> bytes:
     """One reply object in the `ollama` package's type; the `done` one carries `bench`."""
     fields: dict[str, Any] = {
-        "model": turn.ask.requested_model,
+        "model": turn.alias,
         "created_at": iso(turn.runtime.clock()),
         "done": done is not None,
     }

@@ -71,7 +71,8 @@ def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -
         raise BadRequest("`stream` must be true or false.", param="stream")
     echo = {k: body[k] for k in translate.ECHOED if body.get(k) is not None}
     options = {"echo": {**echo, "input": input_}, "namespaces": namespaces}
-    return RouteAsk(body["model"], collection, request, stream, options, found)
+    session = hints.session_of(body)
+    return RouteAsk(body["model"], collection, request, stream, options, found, session)
 
 
 def _system(message: dict[str, Any]) -> dict[str, Any]:
