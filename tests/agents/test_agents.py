@@ -39,6 +39,7 @@ from tests.helpers.clients_doc import DOC_URL, blocks
 
 AGENTS = tuple(SETUPS)
 PARALLEL = 4  # runs at a time: the machine has two cores, and each program mostly starts up
+SLOWEST_FIRST = ("opencode", "aider", "qwen", "gemini", "claude", "codex")  # started first
 SHELL_TOOL = {  # the agent's own tool for a shell command, and its argument naming the command
     "claude": ("Bash", "command"),
     "codex": ("exec_command", "cmd"),
@@ -107,7 +108,7 @@ def wanted(request: pytest.FixtureRequest) -> list[tuple[str, str]]:
             agent = item.callspec.params["agent"]
             if pinned(agent):
                 cases.append((agent, scenario))
-    return cases
+    return sorted(cases, key=lambda case: SLOWEST_FIRST.index(case[0]))
 
 
 @pytest.fixture(scope="module")
