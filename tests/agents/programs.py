@@ -9,6 +9,7 @@ gateway's address and the collection's name put in: what the doc shows is what i
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -50,25 +51,35 @@ SETUPS = {
 
 
 def pinned(agent: str) -> bool:
-    """The agent's program is in .agents/bin, installed from the pins as they are now."""
-    stamp = AGENTS_DIR / ".pins"
-    return (BIN / agent).exists() and stamp.exists() and stamp.read_text() == PINS_FILE.read_text()
+    """The agent's program is in .agents/bin, installed at its pin."""
+    pin = PINS[agent]
+    if not (BIN / agent).exists():
+        return False
+    if "npm" in pin:
+        package, version = str(pin["npm"]).rsplit("@", 1)
+        manifest = AGENTS_DIR / "lib" / "node_modules" / package / "package.json"
+        return manifest.exists() and json.loads(manifest.read_text()).get("version") == version
+    dist, version = str(pin["pypi"]).split("==")
+    found = f"{dist.replace('-', '_')}-{version}.dist-info"
+    return any((AGENTS_DIR / agent / "lib").glob(f"python*/site-packages/{found}"))
 
 
 def need(agent: str) -> Path:
     """The agent's program; missing, the test skips saying how to get it (fails under CI)."""
     pin = PINS[agent]
-    how = (
-        f"npm install -g --prefix .agents {pin['npm']}"
-        if "npm" in pin
-        else (f"python3 -m venv .agents/{agent} && .agents/{agent}/bin/pip install '{pin['pypi']}'")
-    )
+    if "npm" in pin:
+        how = f"npm install -g --prefix .agents {pin['npm']}"
+    else:
+        venv = f".agents/{agent}"
+        how = (
+            f"python3 -m venv {venv} && {venv}/bin/pip install '{pin['pypi']}'"
+            f" && ln -s ../{agent}/bin/{agent} .agents/bin/"
+        )
     hint = (
         f"{agent} is not installed at its pin: `bash .ci/install-agents` installs every agent of "
         f"tests/agents/agents.toml into .agents/ (this one alone: {how})"
     )
-    found = installed(str(BIN / agent) if pinned(agent) else None, hint, "coding agents'")
-    return Path(found)
+    return Path(installed(str(BIN / agent) if pinned(agent) else None, hint, "coding agents'"))
 
 
 def settings(title: str, url: str, collection: str) -> str:
