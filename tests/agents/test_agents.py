@@ -113,7 +113,7 @@ def wanted(request: pytest.FixtureRequest) -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def runs(request, sim_server, tmp_path_factory):
-    """Every wanted run, done: (agent, scenario) -> Run, and the simulator's log of them."""
+    """Every wanted run, done: ((agent, scenario) -> Run, the simulator, the gateway's store)."""
     cases = wanted(request)
     sim_server.state.reset()
     raw = bench_raw(sim_server.url, route_explore=0, max_explorers=0, reserves=0)
