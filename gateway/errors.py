@@ -19,6 +19,7 @@ UpstreamError                 one seat's failure: becomes a seat status, never a
 ├── UpstreamUnreachable       connection refused or reset
 ├── UpstreamAuth              401/403 from the provider
 ├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
+├── UpstreamRefused           the provider refused the request itself (400, 422: its parameters)
 ├── UpstreamBrokenStream      a stream that broke off or was malformed
 ├── UpstreamAnswerTooLarge    an answer over `gateway.max_answer_bytes` (reading stopped there)
 └── UpstreamFailed            anything else the provider answered with an error
@@ -159,6 +160,13 @@ class UpstreamContextWindow(UpstreamError):
     def __init__(self, message: str, limit: int | None = None) -> None:
         super().__init__(message)
         self.limit = limit
+
+
+class UpstreamRefused(UpstreamError):
+    """The provider said the request itself is wrong for it (unsupported or invalid
+    parameters, a content policy): trying it again as it is cannot help."""
+
+    kind = "refused"
 
 
 class UpstreamBrokenStream(UpstreamError):

@@ -27,6 +27,9 @@ BEHAVIOUR_KEYS = MappingProxyType(
         "retry_after": (_NUM, None),
         "retry_after_ms": (_NUM, None),
         "fail_times": ((int,), None),
+        # the faults strike only a request whose last message is a tool's result: an agent's
+        # later turn fails while its first is answered (failover in the middle of a session)
+        "fail_tool_turns": ((bool,), False),
         "hang": ((bool,), False),
         "empty": ((bool,), False),
         "chunk_delay_s": (_NUM, 0.0),

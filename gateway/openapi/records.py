@@ -65,6 +65,7 @@ CALL_RECORD: Schema = {
         "first_token_s": NULLABLE_NUM,
         "verdict": CURRENT_VERDICT,
         "failed_over": {"type": ["array", "null"], "items": {"type": "object"}},
+        "dropped": {"type": ["array", "null"], "items": {"type": "string"}},
     },
 }
 CONVERSATION_RECORD: Schema = {

@@ -26,6 +26,7 @@ from gateway.errors import NotFound, UpstreamError, UpstreamRateLimited, Upstrea
 from gateway.route.ask import ROUTE, RouteAsk
 from gateway.route.turn import Failure, RouteTurn, record_failed, refusal
 from gateway.runtime import Runtime
+from gateway.upstream.params import supported_params
 from gateway.upstream.relay import chunks_of, close, max_output_of
 from routing import ROUTER_PANEL, content_text
 from routing.route_order import MemberFigures, route_order
@@ -50,8 +51,12 @@ async def start_turn(
     members = collection.members
     shape = collection.shape or "general"
     key_name = client.name
-    key = (ask.collection, key_name, *_opening(ask.messages))
-    held = await runtime.live.begin_turn(key, members, client)
+    opening = _opening(ask.messages)
+    if ask.session is not None:  # the session the client names is the conversation
+        key, fresh = (ask.collection, key_name, SESSION, ask.session), False
+    else:  # else its opening, continued only by a request that carries earlier turns
+        key, fresh = (ask.collection, key_name, *opening), not ask.continues
+    held = await runtime.live.begin_turn(key, members, client, fresh)
     now = runtime.clock()
     cooling = runtime.rate_limits.cooling(now, members)
     evidence = runtime.figures.evidence(cooling, shape, aliases=members)
@@ -75,7 +80,7 @@ async def start_turn(
                 "collection": ask.collection,
                 "shape": shape,
                 "shape_by": "route",
-                "prompt": key[2] + ("\n\n" if key[2] else "") + key[3],
+                "prompt": opening[0] + ("\n\n" if opening[0] else "") + opening[1],
                 "key_name": key_name,
                 "skipped": [],
                 "notes": ["route"],
@@ -109,8 +114,9 @@ async def start_turn(
 async def _try(runtime: Runtime, turn: RouteTurn) -> bool:
     """Start the member's reply; True once it has a first piece, else its failure is noted."""
     alias, settings = turn.alias, runtime.config.gateway
-    request = _capped(turn.ask.request, runtime, alias)
     params = runtime.config.litellm_params[alias]
+    kept, turn.dropped = turn.ask.hints.resolve(supported_params(params["model"]))
+    request = _capped({**turn.ask.request, **kept}, runtime, alias)
     started = time.monotonic()
     try:
         async with asyncio.timeout(settings.first_token_s):
@@ -136,10 +142,11 @@ async def _try(runtime: Runtime, turn: RouteTurn) -> bool:
     except UpstreamRateLimited as exc:
         until = runtime.rate_limits.cool(alias, exc.retry_after, "rate limited (429)")
         error = f"{runtime.scrub(exc.message)} (cooling {until - runtime.clock():.0f} s)"
-        turn.failures.append(Failure(alias, "rate_limited", error))
+        turn.failures.append(Failure(alias, "rate_limited", error, exc.kind))
     except UpstreamError as exc:
         status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
-        turn.failures.append(Failure(alias, status, runtime.scrub(exc.message) or exc.kind))
+        error = runtime.scrub(exc.message) or exc.kind
+        turn.failures.append(Failure(alias, status, error, exc.kind))
     if turn.stream is not None:
         await close(turn.stream)
         turn.stream, turn.held = None, []
@@ -181,8 +188,14 @@ def _empty(response: Any) -> bool:
     )
 
 
+# Stands where a conversation's system text would in the key of one known by its session: no
+# system text holds it.
+SESSION = "\x00session"
+
+
 def _opening(messages: list[dict[str, Any]]) -> tuple[str, str]:
-    """(system text, first user text): with the collection and key, what names a conversation."""
+    """(system text, first user text): with the collection and key, what names a conversation
+    that no session names."""
     system = "\n".join(
         content_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer")
     )

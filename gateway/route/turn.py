@@ -15,7 +15,15 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import PanelFailed, TooManyRequests, UpstreamError
+from gateway.errors import (
+    BadRequest,
+    GatewayError,
+    PanelFailed,
+    PayloadTooLarge,
+    TooManyRequests,
+    UpstreamError,
+)
+from gateway.panel.hints import header
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import with_keepalive
 from gateway.runtime import Runtime
@@ -29,6 +37,7 @@ class Failure:
     alias: str
     status: str  # rate_limited | cooling | error | timeout | empty
     error: str
+    kind: str = ""  # the UpstreamError's kind (refused, context_window, ...), else the status
 
     def view(self) -> dict[str, str]:
         return {"alias": self.alias, "status": self.status, "error": self.error}
@@ -54,6 +63,7 @@ class RouteTurn:
     recorded: bool = False
     on_end: list[Callable[[], None]] = field(default_factory=list)
     given: int = 0  # held chunks handed on so far
+    dropped: tuple[str, ...] = ()  # what of the request this member could not be given
 
     @property
     def call(self) -> str:
@@ -61,7 +71,8 @@ class RouteTurn:
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"X-Bench-Conversation": self.conversation, "X-Bench-Model": self.alias}
+        named = {"X-Bench-Conversation": self.conversation, "X-Bench-Model": self.alias}
+        return {**named, **header(self.dropped)}
 
     @property
     def bench(self) -> dict[str, Any]:
@@ -149,6 +160,7 @@ class RouteTurn:
             "started": now - (time.monotonic() - self.began),
             "finished": now,
             "failed_over": [f.view() for f in self.failures],
+            "dropped": list(self.dropped),
         }
 
     async def _record(self, row: dict[str, Any]) -> None:
@@ -198,18 +210,24 @@ async def record_failed(
             "shape": shape,
             "status": last.status,
             "error": last.error,
-            "error_class": last.status,
+            "error_class": last.kind or last.status,
             "seconds": round(time.monotonic() - began, 3),
             "started": now,
             "finished": now,
             "failed_over": [f.view() for f in failures[:-1]],
+            "dropped": list(ask.hints.dropped),
         }
     )
 
 
+# A member refusing the request itself: trying again cannot help, so when every member tried
+# refuses it the refusal is the client's (400; 413 when it is the context every one refuses).
+_REFUSED = ("refused", "context_window")
+
+
 def refusal(
     runtime: Runtime, conversation: str, turn: int, failures: list[Failure]
-) -> PanelFailed | TooManyRequests:
+) -> GatewayError:
     bench = {
         "bench": {
             "conversation": conversation,
@@ -226,6 +244,18 @@ def refusal(
             f"Every member tried for turn {conversation}.{turn} is rate limited or cooling "
             f"({named}); try again in {seconds} s.",
             headers={**headers, "Retry-After": str(seconds)},
+            extra=bench,
+        )
+    if failures and all(f.kind in _REFUSED for f in failures):
+        if all(f.kind == "context_window" for f in failures):
+            return PayloadTooLarge(
+                f"No member's context window holds turn {conversation}.{turn} ({named}).",
+                headers=headers,
+                extra=bench,
+            )
+        return BadRequest(
+            f"Every member refused turn {conversation}.{turn} as asked ({named}).",
+            headers=headers,
             extra=bench,
         )
     return PanelFailed(

@@ -101,7 +101,10 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
 
 
 # Columns a store not yet opened by this version lacks, and what its rows mean there.
-_ADDED_LATER = {("verdicts", "blind"): "0"}  # 0009_blind_verdicts: every earlier verdict open
+_ADDED_LATER = {
+    ("verdicts", "blind"): "0",  # 0009_blind_verdicts: every earlier verdict open
+    ("calls", "dropped"): "NULL",  # 0010_dropped_hints: nothing was named dropped before
+}
 
 
 def _chunks(db: sqlite3.Connection, table: str, fields: tuple[str, ...]) -> Iterator[list[Any]]:

@@ -148,6 +148,13 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         ALTER TABLE verdicts ADD COLUMN blind INTEGER NOT NULL DEFAULT 0;
         """,
+    ),  # What of each request its model could not be given (hint fields, hosted tools, tools on
+    # a panel), named as the client sent them: the record says what X-Bench-Dropped said.
+    (
+        "0010_dropped_hints",
+        """
+        ALTER TABLE calls ADD COLUMN dropped TEXT;
+        """,
     ),
 )
 

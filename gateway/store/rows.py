@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 Row = dict[str, Any]
 
 # Columns holding JSON: `dump` writes them, `load` reads them back.
-JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over")
+JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over", "dropped")
 KEY_COLUMNS = "name, digest, last4, collections, rpm, created, last_used, revoked"
 # what a verdict says; one saying what the call's current verdict says is not written again
 _SAYS = ("useful", "note", "real", "false")

@@ -149,11 +149,10 @@ def test_an_error_after_the_first_chunk_is_an_error_never_a_short_success(crew, 
     [
         ([{"functionResponse": {"name": "weather", "response": "sunny"}}], None, "object"),
         ([{"functionResponse": {"name": "weather", "response": {}}}], None, "answers no"),
-        ([{"text": "hi"}], [{"googleSearch": {}}], "Google's side"),
         ([{"text": "hi"}], [{"functionDeclarations": [{"name": "w", "behavior": 1}]}], "behavior"),
     ],
 )
-def test_bad_function_parts_and_hosted_tools_are_refused_calling_nothing(
+def test_bad_function_parts_and_declarations_are_refused_calling_nothing(
     crew,
     sim,
     parts,

@@ -89,6 +89,7 @@ def test_a_streamed_loop_relays_text_as_it_comes_and_bench_is_on_the_done_line(c
     done = lines[-1]
     assert done["done"] is True and done["done_reason"] == "stop" and done["eval_count"] > 0
     assert done["bench"]["alias"] == headers["x-bench-model"] == "alpha"
+    assert {line["model"] for line in lines} == {"alpha"}  # the member that answered
     record = crew.http.get(f"/bench/conversations/{done['bench']['conversation']}").json()
     assert [(t["alias"], t["status"]) for t in record["turns"]] == [("alpha", "ok")]
 

@@ -29,6 +29,7 @@ MIGRATIONS = [
     "0007_seat_indexes_reads_use",
     "0008_panel_seats_by_call_id",
     "0009_blind_verdicts",
+    "0010_dropped_hints",
 ]
 
 
