@@ -13,6 +13,7 @@ test or spec file fails loudly instead of silently simulating a healthy model.
 ``fail_times`` limits *every* fault (status, hang, reset, empty, the stream faults), counting the
 requests since that model's behaviour was last set, so "fail twice, then recover" needs one line;
 ``fail_for_s`` does the same by time ("503 for a minute, then healthy").
+``fail_tool_turns`` keeps them to the turns that carry a tool's result (an agent failing mid-loop).
 
 Connection-level faults (``reset``, ``stream_cut_after``) must close the TCP connection, which ASGI
 cannot express. Under uvicorn we reach the connection's transport through the server's own ``send``
@@ -367,6 +368,13 @@ def _filler(size: int) -> str:
     return ("All work and no play. " * (size // 22 + 1))[:size]
 
 
+def _after_tool(payload: dict[str, Any]) -> bool:
+    """The request's last message is a tool's result: a later turn of an agent's tool loop."""
+    messages = payload.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    return isinstance(last, dict) and last.get("role") == "tool"
+
+
 class _ChatCompletions:
     """Raw ASGI endpoint (a class, so Starlette does not wrap it as request/response): faults
     such as a dropped connection or a half-sent stream need control below Response objects."""
@@ -388,7 +396,9 @@ class _ChatCompletions:
             return await JSONResponse(err, 400)(scope, receive, send)
         entry, attempt = sim.begin(payload["model"], payload)
         b = sim.behaviour_for(payload["model"])
-        if sim.recovered(payload["model"], b, attempt):  # no faults any more
+        if sim.recovered(payload["model"], b, attempt) or (
+            b["fail_tool_turns"] and not _after_tool(payload)
+        ):  # no faults any more
             b.update({k: BEHAVIOUR_KEYS[k][1] for k in _FAULT_KEYS})
         gone = asyncio.Event()
         watcher = asyncio.create_task(_watch_disconnect(receive, gone))

@@ -30,6 +30,9 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # the faults hold for this many seconds (on the simulator's clock) after the behaviour
         # was set, then the model is healthy: a provider that flaps, then recovers
         "fail_for_s": (_NUM, None),
+        # the faults strike only a request whose last message is a tool's result: an agent's
+        # later turn fails while its first is answered (failover in the middle of a session)
+        "fail_tool_turns": ((bool,), False),
         "hang": ((bool,), False),
         "empty": ((bool,), False),
         "chunk_delay_s": (_NUM, 0.0),

@@ -154,6 +154,9 @@ class GatewaySettings(_Section):
     reserves: int = Field(default=2, ge=0, le=5)
     seat_timeout_s: float = Field(default=300.0, ge=0)
     require_keys: bool = False
+    # The dashboard shows seats as Seat A, B, C... with no model named until each is judged, and
+    # records such verdicts with `"blind": true` (contract §13, Judging).
+    blind_judging: bool = False
     cooldown_default_s: float = Field(default=60.0, ge=0)
     cooldown_max_s: float = Field(default=3600.0, ge=0)
     max_body_bytes: int = Field(default=20_000_000, ge=0)

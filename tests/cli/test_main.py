@@ -247,7 +247,7 @@ def test_serve_and_simulate_run_as_processes_and_log_each_request_without_secret
 
 
 def test_serve_with_one_worker_is_one_process(tmp_path, sim):
-    from tests.conftest import bench_raw
+    from tests.helpers.bench import bench_raw
 
     raw = bench_raw(sim.url)
     raw["store"] = f"sqlite:///{tmp_path / 'one.db'}"
@@ -278,7 +278,7 @@ def test_serve_with_one_worker_is_one_process(tmp_path, sim):
 def test_the_workers_flag_wins_over_the_config_which_wins_over_one_per_core():
     from gateway.cli.main import workers_wanted
     from gateway.config.settings import parse_config
-    from tests.conftest import bench_raw
+    from tests.helpers.bench import bench_raw
 
     def config(**gateway):
         return parse_config(bench_raw("http://127.0.0.1:9", **gateway), base=ROOT)
@@ -299,7 +299,7 @@ def test_a_bad_workers_flag_is_bad_usage():
 
 
 def _serve_two_workers(tmp_path, sim) -> tuple[subprocess.Popen, int, Path]:
-    from tests.conftest import bench_raw
+    from tests.helpers.bench import bench_raw
 
     port = free_port()
     raw = bench_raw(sim.url)
@@ -430,7 +430,7 @@ def _worker_serving(connection: http.client.HTTPConnection, port: int, workers: 
 
 
 def test_workers_share_cooldowns_so_a_limited_model_is_called_once(tmp_path, sim):
-    from tests.conftest import served
+    from tests.helpers.bench import served
 
     sim.set(served("alpha"), status=429, retry_after=30)
     proc, port, _ = _serve_two_workers(tmp_path, sim)

@@ -142,6 +142,7 @@ WRONG = [
     (("gateway", "seat_timeout_s"), float("inf"), "gateway.seat_timeout_s", "finite"),
     (("gateway", "require_keys"), "yes", "gateway.require_keys", "expected true or false"),
     (("gateway", "require_keys"), 1, "gateway.require_keys", "expected true or false, got 1"),
+    (("gateway", "blind_judging"), "on", "gateway.blind_judging", "expected true or false"),
     (
         ("gateway", "stream_seats"),
         "sometimes",
@@ -428,6 +429,7 @@ PATHS: list[tuple[tuple, str]] = [
         )
     ],
     (("gateway", "require_keys"), "bool"),
+    (("gateway", "blind_judging"), "bool"),
     (("gateway", "stream_seats"), "text"),
     (("gateway", "workers"), "workers"),
     (("gateway", "allowed_hosts"), "list"),

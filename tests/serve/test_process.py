@@ -25,8 +25,8 @@ def test_an_app_and_its_lifespan_leave_the_gc_and_the_switch_interval_alone(make
 def test_importing_the_gateway_sets_no_environment():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LITELLM_", "HF_", "AIOHTTP"))}
     script = (
-        "import json, os, gateway, gateway.cli, gateway.process\n"
-        "print(json.dumps(sorted(k for k in gateway.process.ENVIRONMENT if k in os.environ)))"
+        "import json, os, gateway, gateway.cli.main, gateway.serve.process\n"
+        "print(json.dumps(sorted(k for k in gateway.serve.process.ENVIRONMENT if k in os.environ)))"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT
@@ -38,7 +38,7 @@ def test_importing_the_gateway_sets_no_environment():
 def test_the_process_owners_environment_keeps_litellm_offline_as_it_loads():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LITELLM_", "HF_", "AIOHTTP"))}
     script = (
-        "from gateway import process\n"
+        "from gateway.serve import process\n"
         "process.set_environment()\n"
         "import os, gateway.upstream\n"
         "print(os.environ['LITELLM_OFFLINE_MODE'])"

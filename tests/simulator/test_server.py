@@ -175,6 +175,21 @@ def test_fail_times_then_success(sim_state, sim_http):
     assert _chat(sim_http, "flaky").status_code == 200
 
 
+def test_fail_tool_turns_strikes_only_the_turn_carrying_a_tool_result(sim_state, sim_http):
+    sim_state.set("midway", status=429, fail_tool_turns=True, tool_call={"name": "t"})
+    tools = [{"type": "function", "function": {"name": "t", "parameters": {}}}]
+    first = _chat(sim_http, "midway", tools=tools)
+    assert first.status_code == 200, first.text
+    call = first.json()["choices"][0]["message"]
+    result = {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"], "content": "42"}
+    later = [*MESSAGES, call, result]
+    failed = sim_http.post(
+        "/v1/chat/completions", json={"model": "midway", "messages": later, "tools": tools}
+    )
+    assert failed.status_code == 429
+    assert [e["status"] for e in sim_state.log_for("midway")] == [200, 429]
+
+
 def test_empty_answer(sim_state, sim_sdk):
     sim_state.set("mute", empty=True)
     reply = sim_sdk.chat.completions.create(model="mute", messages=MESSAGES)
