@@ -76,7 +76,8 @@ async def answer(
         ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
         routed = asked(raw, path_model, runtime.config)
         if routed is not None:
-            return await take_turn(runtime, fmt, client, ticket, *routed)
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            return await take_turn(runtime, fmt, client, ticket, *routed, headers)
         run = await ask_panel(request, runtime, fmt, client, ticket, raw)
     except GatewayError as error:
         if ticket is not None:

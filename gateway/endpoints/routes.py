@@ -42,15 +42,15 @@ from gateway.endpoints.records import (
 from gateway.openapi import describe
 
 
-class GeminiModel(PathConvertor):
-    """A Gemini model name as `GET /v1beta/models/{name}` reads it: any path but one ending in a
-    method of the POST routes (`:generateContent` ...), which a GET must not answer (their
-    `Allow` is POST)."""
+class ModelName(PathConvertor):
+    """A model name as `GET /v1beta/models/{name}` and `GET /v1/models/{model}` read it: any
+    path but one ending in a method of Gemini's POST routes (`:generateContent` ...), which a
+    GET must not answer (their `Allow` is POST)."""
 
     regex = r"(?!.*:(?:generateContent|streamGenerateContent|countTokens)$).*"
 
 
-register_url_convertor("gemini_model", GeminiModel())
+register_url_convertor("model_name", ModelName())
 
 OLLAMA_GEMINI_ROUTES = [
     Route("/api/chat", ollama_chat, methods=["POST"]),
@@ -62,7 +62,12 @@ OLLAMA_GEMINI_ROUTES = [
     Route("/v1beta/models/{model:path}:streamGenerateContent", gemini_stream, methods=["POST"]),
     Route("/v1beta/models/{model:path}:countTokens", gemini_count_tokens, methods=["POST"]),
     Route("/v1beta/models", gemini_models, methods=["GET"]),
-    Route("/v1beta/models/{name:gemini_model}", gemini_model, methods=["GET"]),
+    Route("/v1beta/models/{name:model_name}", gemini_model, methods=["GET"]),
+    # Gemini's v1 (langchain-google-genai's default) is served as v1beta is; GET /v1/models is
+    # OpenAI's list, so only the methods that ask models are under v1.
+    Route("/v1/models/{model:path}:generateContent", gemini_generate, methods=["POST"]),
+    Route("/v1/models/{model:path}:streamGenerateContent", gemini_stream, methods=["POST"]),
+    Route("/v1/models/{model:path}:countTokens", gemini_count_tokens, methods=["POST"]),
 ]
 
 
@@ -98,7 +103,7 @@ ROUTES = [
     Route("/v1/completions", create_completion, methods=["POST"]),
     Route("/completions", create_completion, methods=["POST"]),
     Route("/models", list_models, methods=["GET"]),
-    Route("/v1/models/{model:path}", get_model, methods=["GET"]),
+    Route("/v1/models/{model:model_name}", get_model, methods=["GET"]),
     Route("/models/{model:path}", get_model, methods=["GET"]),
     Route("/bench/verdict", post_verdict, methods=["POST"]),
     Route("/bench/panels", list_panels, methods=["GET"]),

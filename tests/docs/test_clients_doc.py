@@ -19,20 +19,14 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.bench import MODELS
+from tests.helpers.clients_doc import BLOCK, DOC, DOC_URL, blocks
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
-BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
-DOC_URL = "http://127.0.0.1:8123"
 # What every simulated seat answers: JSON, so the structured-output snippet has something a
 # model asked for a JSON reply would send, and plain text to every other snippet.
 SDKS = ("openai-chat", "openai-responses", "openai-completions", "anthropic", "ollama",
         "ollama-route", "google-genai", "google-genai-route", "langchain",
         "langchain-structured")  # fmt: skip
 ANSWER = {"safe": False, "reasons": ["the loop never backs off"]}
-
-
-def blocks(language: str) -> dict[str, str]:
-    return {title: code for lang, title, code in BLOCK.findall(DOC.read_text()) if lang == language}
 
 
 def answering(sim) -> None:
