@@ -132,7 +132,9 @@ class BodyReader:
 MAX_RESPONSE_FORMAT = 10_000  # JSON values in a response_format (its schema included)
 
 
-MAX_PART_VALUES = 16  # JSON values in one content part (a text or image part needs a few)
+# JSON values one content part may hold: its own and at most 8 fields of a few plain values each,
+# an image's url object as many again (gateway/panel/ask.py `_check_extras`)
+MAX_PART_VALUES = 80
 
 
 # A lone surrogate can only be spelled as a \uD800-\uDFFF escape in valid UTF-8 JSON.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.access.keys import Keys
-from gateway.access.secrets import Mask
+from gateway.access.secrets import MIN_ERROR_LENGTH, Mask
 from gateway.access.throttle import CELLS as SIGN_IN_CELLS
 from gateway.bodies import BodyReader
 from gateway.config.settings import Config
@@ -47,9 +47,11 @@ class Runtime:
     ready: bool = False
     health: Health = field(default_factory=Health)  # what /healthz says once ready
     secrets: Mask = field(init=False)  # the providers' secrets, masked wherever text goes out
+    error_secrets: Mask = field(init=False)  # and shorter ones too, in upstream errors
 
     def __post_init__(self) -> None:
         self.secrets = Mask(self.config.secrets)
+        self.error_secrets = Mask(self.config.secrets, least=MIN_ERROR_LENGTH)
         shared = self.config.state is not None
         if self.board is None or shared:  # with Redis, each worker mirrors it on its own board
             self.board = Board.private(*board_size(self.config))
@@ -64,9 +66,7 @@ class Runtime:
         self.admission = Admission(
             settings.max_panels_in_flight, settings.max_seats_in_flight, self.store.room
         )
-        self.keys = Keys(
-            self.store, self.config.gateway.require_keys, self.board, self.clock
-        )
+        self.keys = Keys(self.store, self.config.gateway.require_keys, self.board, self.clock)
         if journal is None:
             self.live = LocalState(self.board, self.figures, self.rate_limits, self.conversations)
         else:
@@ -80,6 +80,11 @@ class Runtime:
         """Keep the providers' secrets out of anything written or shown: each masked as `…`
         and its last four characters (gateway/access/secrets.py)."""
         return self.secrets.text(text)
+
+    def scrub_error(self, text: str | None) -> str | None:
+        """An upstream's error message, masked of every secret of 4 characters or more (the
+        key a provider says it was sent may be a short one)."""
+        return self.error_secrets.text(text)
 
 
 def board_size(config: Config) -> tuple[int, int]:

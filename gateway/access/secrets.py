@@ -21,6 +21,9 @@ from collections.abc import Iterable
 from typing import Any
 
 MIN_LENGTH = 8
+# A provider's error message names the key it was sent ("Incorrect API key provided: X"), so
+# errors are masked of shorter secrets too: a placeholder mangled in an error harms nothing.
+MIN_ERROR_LENGTH = 4
 _TEXT = -1  # a choice's text, among its streams (a tool call's is its index)
 
 
@@ -31,8 +34,8 @@ def masked(secret: str) -> str:
 class Mask:
     """The config's secrets (longest first: one may hold another) and their masked forms."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
-        found = {s for s in secrets if isinstance(s, str) and len(s) >= MIN_LENGTH}
+    def __init__(self, secrets: Iterable[str], least: int = MIN_LENGTH) -> None:
+        found = {s for s in secrets if isinstance(s, str) and len(s) >= least}
         self.secrets = tuple(sorted(found, key=len, reverse=True))
         self._pairs = tuple((s, masked(s)) for s in self.secrets)
         self._bytes = tuple((s.encode(), masked(s).encode()) for s in self.secrets)

@@ -5,13 +5,13 @@ replies validate against these schemas, so the description cannot drift from the
 `describe()` assembles it from one module per part: what they share (common), the records
 under /bench and their figures, and the client formats (OpenAI, Anthropic, Ollama and Gemini).
 
-May import: panel (seat statuses, the reply's fields), store (the records' fields), records
-(their bounds), config.
+May import: panel (seat statuses, the reply's fields, the bounds a panel checks), store (the
+records' fields), records (their bounds), config, access (a key's name).
 """
 
 from __future__ import annotations
 
-from gateway.openapi import anthropic, common, figures, ollama_gemini, openai, records
+from gateway.openapi import anthropic, common, dashboard, figures, ollama_gemini, openai, records
 from gateway.openapi.common import Schema, operation
 from gateway.openapi.enforced import Config, enforced
 
@@ -64,5 +64,6 @@ def _described() -> Schema:
             "/openapi.json": {"get": operation("This description", {"description": "OpenAPI 3.1"})},
             **ollama_gemini.PATHS,
             **openai.paths(),
+            **dashboard.PATHS,
         },
     }

@@ -33,6 +33,13 @@ ERRORS: dict[str, Schema] = {
 # With keys on, another key's panel or call is unknown to this one: 404, in the same words.
 NOT_YOURS = json_reply("Error", "unknown panel or call, or one made with another gateway key")
 
+# A collection as a model: `bench/<name>` or the bare name, `:merged` for one merged answer,
+# `:route` for route mode (one member, tools passed through).
+_NAME = r"^(bench/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+MODEL_PATTERN = _NAME + "(:merged|:route)?$"
+PANEL_MODEL = _NAME + "(:merged)?$"
+ROUTE_MODEL = _NAME + ":route$"
+
 NULLABLE_STR: Schema = {"type": ["string", "null"]}
 NULLABLE_NUM: Schema = {"type": ["number", "null"]}
 

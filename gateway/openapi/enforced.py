@@ -18,14 +18,15 @@ import re
 from typing import Any
 
 from gateway.config.settings import Config as Config  # (re-exported: describe()'s type)
-from gateway.openapi.common import Schema, json_reply
+from gateway.openapi.common import MODEL_PATTERN, PANEL_MODEL, Schema, json_reply
 
-MODEL_PATTERN = r"^(bench/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(:merged|:route)?$"
 # a format that carries no tools has no route mode (legacy completions)
-NO_ROUTE = {"CompletionRequest": r"^(bench/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(:merged)?$"}
-# routes any caller may use, keys or not
-OPEN = frozenset({"/healthz", "/openapi.json", "/api/version"})
-GEMINI = "/v1beta/"
+NO_ROUTE = {"CompletionRequest": PANEL_MODEL}
+# routes any caller may use, keys or not; the dashboard's, which no gateway key opens (the admin
+# token's session does)
+OPEN = frozenset({"/healthz", "/openapi.json", "/api/version", "/", "/panels/{panel}"})
+DASHBOARD = "/ui/"
+GEMINI = ("/v1beta/", "/v1/models/{model}:")
 _BODY_CODES = {"413": "the body is over the limit", "415": "the body is not JSON"}
 
 
@@ -57,8 +58,10 @@ def enforced(document: Schema, config: Config) -> Schema:
             for parameter in op.get("parameters", ()):
                 _header(parameter, aliases, shapes)
                 if path.startswith(GEMINI) and parameter.get("in") == "path":
-                    parameter["schema"] = {"type": "string", "pattern": MODEL_PATTERN}
-            if keyed and path not in OPEN:
+                    # route mode (`<c>:route`) reads these bodies its own way: described as
+                    # the panel's
+                    parameter["schema"] = {"type": "string", "pattern": PANEL_MODEL}
+            if keyed and path not in OPEN and not path.startswith(DASHBOARD):
                 op["security"] = _security(path)
                 op["responses"].setdefault("401", {**error, "description": "no valid key"})
     _link_records(described)
@@ -93,7 +96,7 @@ def _constrain(schema: Any, aliases: list[str], pattern: str) -> None:
     if isinstance(properties, dict):
         model = properties.get("model")
         if isinstance(model, dict) and model.get("type") == "string":
-            model["pattern"] = pattern
+            model.setdefault("pattern", pattern)  # a format may state its own (Ollama's)
         if "with" in properties:
             properties["with"] = {
                 "type": ["array", "null"],

@@ -1,12 +1,15 @@
 """The OpenAPI description of the Ollama and Gemini routes (`describe()` merges it in).
 
-Their bodies are the formats' own (Ollama's API, Google's generateContent), documented by their
-owners, so only the shape of each route, what it answers and how its errors look are given here.
+Their bodies, as the gateway reads them, are in ollama_bodies.py and gemini_bodies.py; here is
+the shape of each route, what it answers and how its errors look.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from gateway.openapi.gemini_bodies import GEMINI_REQUEST
+from gateway.openapi.ollama_bodies import OLLAMA_CHAT, OLLAMA_GENERATE, OLLAMA_SHOW
 
 _OLLAMA_ERROR = {
     "type": "object",
@@ -29,33 +32,6 @@ _GEMINI_ERROR = {
     },
 }
 _OBJECT = {"type": "object"}
-_MODEL_NAME = {"type": "string", "description": "bench/<collection>[:route] or the bare name"}
-# The bodies as far as their readers (gateway/formats/ollama, gemini) need them named: a
-# collection, and the conversation; each reader refuses fields it does not know.
-OLLAMA_CHAT = {
-    "type": "object",
-    "required": ["model", "messages"],
-    "properties": {
-        "model": _MODEL_NAME,
-        "messages": {"type": "array", "minItems": 1, "items": _OBJECT},
-        "stream": {"type": "boolean"},
-    },
-}
-OLLAMA_GENERATE = {
-    "type": "object",
-    "required": ["model", "prompt"],
-    "properties": {
-        "model": _MODEL_NAME,
-        "prompt": {"type": "string"},
-        "stream": {"type": "boolean"},
-    },
-}
-OLLAMA_SHOW = {"type": "object", "required": ["model"], "properties": {"model": _MODEL_NAME}}
-GEMINI_REQUEST = {
-    "type": "object",
-    "required": ["contents"],
-    "properties": {"contents": {"type": "array", "minItems": 1, "items": _OBJECT}},
-}
 SCHEMAS = {
     "OllamaError": _OLLAMA_ERROR,
     "GeminiError": _GEMINI_ERROR,

@@ -14,6 +14,7 @@ from gateway.openapi.common import (
     operation,
     ref,
 )
+from gateway.openapi.responses import RESPONSE_REQUEST
 
 USAGE: Schema = {
     "type": "object",
@@ -63,13 +64,24 @@ CHAT_REQUEST: Schema = {
     "type": "object",
     "required": ["model", "messages"],
     "properties": {
-        "model": {"type": "string", "description": "bench/<collection>[:merged] or bench/panel"},
+        "model": {
+            "type": "string",
+            "description": "bench/<collection>[:merged|:route] or bench/panel",
+        },
         "messages": sampling.messages(MAX_MESSAGES),
         "stream": {"type": "boolean"},
+        "stream_options": {"type": ["object", "null"]},
         "with": {"type": ["array", "null"], "items": {"type": "string"}},
         "bench": sampling.REPLY,
         **sampling.SAMPLING,
+        **{
+            field: {
+                "description": "a hint: given where a seat takes it, else named in X-Bench-Dropped"
+            }
+            for field in sampling.HINTS
+        },
     },
+    "description": "any other field is named in X-Bench-Dropped, not passed on",
 }
 
 ERROR: Schema = {
@@ -162,21 +174,6 @@ RESPONSE = {
     },
 }
 
-RESPONSE_REQUEST = {
-    "type": "object",
-    "required": ["model", "input"],
-    "properties": {
-        "model": {"type": "string", "description": "bench/<collection>[:merged] or bench/panel"},
-        "input": {"type": ["string", "array"]},
-        "instructions": {"type": "string"},
-        "store": {"const": False, "description": "true is refused: no responses are kept"},
-        "stream": {"type": "boolean"},
-        "text": {"type": "object"},
-        "with": {"type": "array", "items": {"type": "string"}},
-        "bench": {"type": "object", "properties": {"reply": {"enum": ["panel", "merged"]}}},
-    },
-}
-
 TEXT_COMPLETION = {
     "type": "object",
     "required": ["id", "object", "created", "model", "choices", "usage", "bench"],
@@ -207,13 +204,14 @@ COMPLETION_REQUEST = {
         },
         "stream": {"type": "boolean"},
         "with": {"type": ["array", "null"], "items": {"type": "string"}},
-        "bench": sampling.REPLY,
+        "bench": sampling.REPLY_NO_ROUTE,
         **sampling.SAMPLING,
         "echo": {"enum": [False, None], "description": "a panel's text is no continuation"},
         "suffix": {"enum": ["", None]},
         "best_of": {"enum": [1, None]},
         "logprobs": {"type": "null"},
     },
+    "description": "any other field is named in X-Bench-Dropped, not passed on",
 }
 
 MODEL = {"type": "object", "required": MODEL_LIST["properties"]["data"]["items"]["required"]}

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, cast
 
-from gateway.bodies import MAX_PART_VALUES, MAX_RESPONSE_FORMAT, values_within, whole
+from gateway.bodies import MAX_RESPONSE_FORMAT, values_within, whole
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.panel.hints import NO_HINTS, Hints
@@ -161,6 +161,10 @@ def chat_messages(messages: Any, max_messages: int) -> list[dict[str, Any]]:
         role = message.get("role")
         if not isinstance(role, str):
             raise BadRequest(f"`{where}.role` must be a string.", param=where)
+        if not isinstance(message.get("tool_calls") or [], list):
+            raise BadRequest(f"`{where}.tool_calls` must be a list.", param=where)
+        if not isinstance(message.get("function_call") or {}, dict):
+            raise BadRequest(f"`{where}.function_call` must be an object.", param=where)
         if carries_tools(message):  # earlier tool turns reach the seats as text
             message = as_text(message)
             role = message["role"]
@@ -191,11 +195,8 @@ def _check_content(content: Any, where: str) -> None:
     if isinstance(content, list):
         for j, part in enumerate(content):
             kind = part.get("type") if isinstance(part, dict) else None
-            if kind is not None and not values_within(part, MAX_PART_VALUES):
-                raise BadRequest(
-                    f"`{where}.content[{j}]` holds more than {MAX_PART_VALUES} values.",
-                    param=f"{where}.content",
-                )
+            if kind in ("text", "image_url"):
+                _check_extras(part, kind, f"{where}.content[{j}]")
             if kind == "text" and isinstance(part.get("text"), str):
                 continue
             if kind == "image_url" and _image_url(part.get("image_url")):
@@ -218,6 +219,38 @@ def _check_content(content: Any, where: str) -> None:
     raise BadRequest(
         f"`{where}.content` must be a string or a list of text and image parts.", param=where
     )
+
+
+# A content part holds its own fields and at most a few others, each a plain value or an object
+# of a few plain values (`cache_control`, an image's `detail`): passed on to every seat as they
+# are, so what a seat is given stays small. /openapi.json states the same bound.
+PART_PROPERTIES = 8
+EXTRA_VALUES = 4
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _check_extras(part: dict[str, Any], kind: str, where: str) -> None:
+    image = part.get("image_url")
+    objects: list[tuple[dict[str, Any], tuple[str, ...]]] = [(part, ("type", kind))]
+    if kind == "image_url" and isinstance(image, dict):
+        objects.append((image, ("url",)))
+    for value, own in objects:
+        if len(value) > PART_PROPERTIES:
+            raise BadRequest(f"`{where}` holds more than {PART_PROPERTIES} fields.", param=where)
+        for key, extra in value.items():
+            if key in own or _small(extra):
+                continue
+            raise BadRequest(
+                f"`{where}.{key}` must be a plain value or an object of at most "
+                f"{EXTRA_VALUES} plain values.",
+                param=where,
+            )
+
+
+def _small(value: Any) -> bool:
+    if isinstance(value, dict):
+        return len(value) <= EXTRA_VALUES and all(isinstance(v, _PLAIN) for v in value.values())
+    return isinstance(value, _PLAIN)
 
 
 def _image_url(image: Any) -> bool:

@@ -209,7 +209,7 @@ class Fanout:
         return result
 
     async def _failed(self, result: SeatResult, exc: UpstreamError) -> None:
-        result.error = self.runtime.scrub(exc.message)
+        result.error = self.runtime.scrub_error(exc.message)
         result.error_class = exc.kind
         if isinstance(exc, UpstreamRateLimited):
             result.status = SeatStatus.RATE_LIMITED

@@ -114,11 +114,11 @@ async def open_member(
         failure = Failure(alias, "timeout", f"no first piece within {round(wait_s, 1):g} s")
     except UpstreamRateLimited as exc:
         until = runtime.rate_limits.cool(alias, exc.retry_after, "rate limited (429)")
-        error = f"{runtime.scrub(exc.message)} (cooling {until - runtime.clock():.0f} s)"
+        error = f"{runtime.scrub_error(exc.message)} (cooling {until - runtime.clock():.0f} s)"
         failure = Failure(alias, "rate_limited", error, exc.kind)
     except UpstreamError as exc:
         status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
-        failure = Failure(alias, status, runtime.scrub(exc.message) or exc.kind, exc.kind)
+        failure = Failure(alias, status, runtime.scrub_error(exc.message) or exc.kind, exc.kind)
     except asyncio.CancelledError:  # the client left meanwhile: the stream is not left open
         if stream is not None:
             await close(stream)

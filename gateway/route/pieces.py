@@ -113,4 +113,4 @@ def tokens_of(usage: Any) -> tuple[int, int]:
 def error_text(turn: RouteTurn, exc: BaseException) -> str:
     """What the client is told of a failure after the first piece (secrets scrubbed)."""
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return turn.runtime.scrub(message) or "the member's reply broke off"
+    return turn.runtime.scrub_error(message) or "the member's reply broke off"

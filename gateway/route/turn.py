@@ -148,7 +148,7 @@ class RouteTurn:
                         self.answer.read(passed)
                         yield passed
         except UpstreamError as exc:
-            error = self.runtime.scrub(exc.message) or exc.kind
+            error = self.runtime.scrub_error(exc.message) or exc.kind
             raise
         except BaseException:
             error = "the client hung up before the turn ended"
@@ -168,7 +168,7 @@ class RouteTurn:
     async def _continue(self, exc: UpstreamError, relayed: bool) -> Opened:
         """The next member that takes the turn on from where *exc* broke it; raise when it
         cannot be continued (a tool call half sent, an answer over its limit) or nobody can."""
-        why = self.runtime.scrub(exc.message) or exc.kind
+        why = self.runtime.scrub_error(exc.message) or exc.kind
         if isinstance(exc, RouteStreamOverTime) or (
             relayed and isinstance(exc, UpstreamAnswerTooLarge)
         ):

@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.bodies import whole
 from gateway.errors import BadRequest
 from gateway.panel.hints import Hints
 
@@ -60,9 +61,9 @@ def plain(body: dict[str, Any], headers: dict[str, str]) -> Plain:
     found = _efforts(body, found)
     if body.get("context_management") is not None:
         found = found.offer("context_management", body["context_management"], "context_management")
-    top_k = body.get("top_k")
-    if top_k is not None:
-        if type(top_k) is not int or top_k < 0:
+    top_k = whole(body.get("top_k"))
+    if body.get("top_k") is not None:
+        if top_k is None or top_k < 0:
             raise BadRequest("`top_k` must be a whole number of at least 0.", param="top_k")
         found = found.offer("top_k", top_k, "top_k")
     user, session = _user(body.get("metadata"))
@@ -89,7 +90,7 @@ def _efforts(body: dict[str, Any], found: Hints) -> Hints:
             raise BadRequest("`output_config` must be an object.", param="output_config")
         effort = config.get("effort")
         if effort is not None:
-            if effort not in _EFFORTS:
+            if not isinstance(effort, str) or effort not in _EFFORTS:
                 raise BadRequest(
                     f"`output_config.effort` must be one of {', '.join(_EFFORTS)}.",
                     param="output_config.effort",
@@ -104,7 +105,8 @@ def _efforts(body: dict[str, Any], found: Hints) -> Hints:
         return found
     kind = thinking.get("type") if isinstance(thinking, dict) else None
     budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
-    if kind not in _THINKING or (kind == "enabled" and (type(budget) is not int or budget < 0)):
+    budget = whole(budget)
+    if kind not in _THINKING or (kind == "enabled" and (budget is None or budget < 0)):
         raise BadRequest(
             "`thinking` must be {type: enabled, budget_tokens: N}, adaptive or disabled.",
             param="thinking",

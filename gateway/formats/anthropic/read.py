@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from gateway.bodies import bounded
+from gateway.bodies import bounded, whole
 from gateway.config.settings import Config
 from gateway.errors import BadRequest, NotFound
 from gateway.formats.anthropic.hints import plain
@@ -77,15 +77,17 @@ def _read(body: dict[str, Any], headers: dict[str, str], config: Config, countin
     found = read.hints.drop("tools") if body.get("tools") else read.hints  # answered in prose
     model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
-    max_tokens = body.get("max_tokens")
-    if not counting and max_tokens is None:
+    max_tokens = whole(body.get("max_tokens"))  # 56.0 is a whole number, as JSON's integer
+    if not counting and body.get("max_tokens") is None:
         raise BadRequest("`max_tokens` is required.", param="max_tokens")
-    if max_tokens is not None and (type(max_tokens) is not int or max_tokens < 1):
+    if body.get("max_tokens") is not None and (max_tokens is None or max_tokens < 1):
         raise BadRequest("`max_tokens` must be a whole number of at least 1.", param="max_tokens")
     _check_messages(body.get("messages"))
     _check_system(body.get("system"))
     _check_extras(body)
     wanted = {k: body[k] for k in _PASSED if body.get(k) is not None}
+    if max_tokens is not None:
+        wanted["max_tokens"] = max_tokens
     chat = to_openai_chat({"model": model, "messages": body["messages"], **wanted})
     messages = chat_messages(chat.get("messages"), config.gateway.max_messages)
     sampling = sampling_of(chat)
@@ -116,6 +118,8 @@ def _check_messages(messages: Any) -> None:
                 f"`{where}` must be an object with role user or assistant.", param=where
             )
         content = message.get("content")
+        if content == "" and message["role"] == "user":  # the adapter would drop it unsaid
+            raise BadRequest(f"`{where}.content` is empty.", param=where)
         if isinstance(content, str):
             continue
         if not isinstance(content, list) or not content:
@@ -136,7 +140,9 @@ def _check_block(block: Any, where: str, role: str) -> None:
     elif kind == "image":
         raise BadRequest(f"`{where}`: images in assistant turns are not supported.", param=where)
     elif kind in _TOOL_BLOCKS:
-        return
+        if (kind == "tool_use") != (role == "assistant"):  # the adapter would drop it unsaid
+            turn = "an assistant" if kind == "tool_use" else "a user"
+            raise BadRequest(f"`{where}`: a {kind} block belongs in {turn} turn.", param=where)
     elif kind == "server_tool_use" or (isinstance(kind, str) and kind.endswith("_tool_result")):
         raise BadRequest(
             f"`{where}` is a {kind} block, a tool Anthropic ran on its side; a panel's seats "
@@ -154,7 +160,7 @@ def _check_image(source: Any, where: str) -> None:
     kind = source.get("type") if isinstance(source, dict) else None
     if kind == "base64":
         media, data = source.get("media_type"), source.get("data")
-        if isinstance(media, str) and media.startswith("image/") and isinstance(data, str):
+        if isinstance(media, str) and media.startswith("image/") and isinstance(data, str) and data:
             return
     elif kind == "url":
         url = source.get("url")

@@ -14,6 +14,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from gateway.bodies import whole
 from gateway.errors import BadRequest, GatewayError, UpstreamError
 from gateway.formats.anthropic.hints import plain
 from gateway.formats.chat.route import Quiet, with_keepalive
@@ -27,9 +28,10 @@ _OURS = ("model", "stream", "bench", "with")
 def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -> RouteAsk:
     if not isinstance(body.get("messages"), list) or not body["messages"]:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")
-    max_tokens = body.get("max_tokens")
-    if type(max_tokens) is not int or max_tokens < 1:
+    max_tokens = whole(body.get("max_tokens"))  # 56.0 is a whole number, as JSON's integer
+    if max_tokens is None or max_tokens < 1:
         raise BadRequest("`max_tokens` must be a whole number of at least 1.", param="max_tokens")
+    body = {**body, "max_tokens": max_tokens}
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")

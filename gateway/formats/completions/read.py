@@ -10,6 +10,7 @@ from gateway.config.schema import GatewaySettings
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.panel.ask import (
+    SAMPLING,
     Ask,
     chat_messages,
     collection_named,
@@ -20,7 +21,11 @@ from gateway.panel.ask import (
     sampling_of,
     shape_asked,
 )
+from gateway.panel.hints import Hints
 from gateway.route.ask import RouteAsk
+
+_KNOWN = frozenset({"model", "prompt", "stream", "stream_options", "with", "bench", "n", "echo",
+                    "suffix", "best_of", "logprobs", *SAMPLING})  # fmt: skip
 
 
 def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
@@ -47,7 +52,9 @@ def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")
+    unknown = (field for field in body if field not in _KNOWN)
     return {
+        "hints": Hints().drop(*unknown),  # a field it does not know: named, never lost unsaid
         "model": model,
         "messages": chat_messages([{"role": "user", "content": prompt}], settings.max_messages),
         "sampling": sampling_of(body),
@@ -70,6 +77,7 @@ def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
         sampling=body["sampling"],
         stream=body["stream"],
         merged=merged_by_name or reply_merged(body["reply"], collection, config),
+        hints=body["hints"],
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.bodies import whole
 from gateway.errors import BadRequest
 from gateway.panel.hints import Hints
 
@@ -68,7 +69,8 @@ def _thinking(thinking: Any, found: Hints) -> Hints:
             )
         return found.offer("reasoning_effort", _LEVELS[level.upper()], "thinkingConfig")
     if budget is not None:
-        if isinstance(budget, bool) or not isinstance(budget, int):
+        budget = whole(budget)  # 512.0 is a whole number, as JSON's integer has it
+        if budget is None:
             raise BadRequest(f"`{where}.thinkingBudget` must be a whole number.", param=where)
         if budget == 0:
             return found

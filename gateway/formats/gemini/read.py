@@ -60,6 +60,9 @@ def chat_request(body: dict[str, Any]) -> tuple[dict[str, Any], Hints]:
     system = system_text(body.get("systemInstruction"))
     config, found = generation_config(body.get("generationConfig"))
     request = to_chat(contents, system, config)
+    for message in request.get("messages") or ():  # a turn of empty texts is an empty turn
+        if message.get("content") is None and not message.get("tool_calls"):
+            message["content"] = ""
     with_config(request, config)
     return request, found
 
@@ -114,7 +117,7 @@ def check_fields(body: dict[str, Any]) -> Hints:
 def _panel_tools(body: dict[str, Any], found: Hints) -> Hints:
     """A panel answers in prose: its function declarations are named `tools`, Google's own
     tools by name; only a `toolConfig` that demands a call (mode ANY) is refused."""
-    declared, hosted = tools_of(body.get("tools"))
+    declared, hosted = tools_of(body.get("tools"), unique=False)
     calling = body.get("toolConfig")
     mode = None
     if isinstance(calling, dict):
@@ -207,7 +210,7 @@ def inline_image(data: Any, where: str) -> None:
         raise BadRequest(f"`{where}` must be an object.", param=where)
     data = camel_keys(data)
     mime, payload = data.get("mimeType"), data.get("data")
-    if not isinstance(mime, str) or not mime.lower().startswith("image/"):
+    if not isinstance(mime, str) or not mime.startswith("image/"):
         raise BadRequest(
             f"`{where}.mimeType` must be an image type; audio, video and documents cannot "
             "reach a panel's seats.",

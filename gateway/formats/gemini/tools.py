@@ -26,9 +26,10 @@ _MODES = {"AUTO": "auto", "MODE_UNSPECIFIED": "auto", "VALIDATED": "auto", "ANY"
           "NONE": "none"}  # fmt: skip
 
 
-def tools_of(tools: Any) -> tuple[list[dict[str, Any]], list[str]]:
+def tools_of(tools: Any, *, unique: bool = True) -> tuple[list[dict[str, Any]], list[str]]:
     """Every function declaration, checked, as one Gemini tool (none: an empty list), and the
-    names of the tools that run on Google's side, dropped."""
+    names of the tools that run on Google's side, dropped. *unique*: two functions of one name
+    are refused (a provider would refuse them; a panel, which offers no tools, need not)."""
     if tools is None:
         return [], []
     if not isinstance(tools, list):
@@ -49,7 +50,7 @@ def tools_of(tools: Any) -> tuple[list[dict[str, Any]], list[str]]:
         for k, declaration in enumerate(declarations):
             declared.append(_declaration(declaration, f"{where}.functionDeclarations[{k}]"))
     names = [d["name"] for d in declared]
-    if len(set(names)) < len(names):
+    if unique and len(set(names)) < len(names):
         raise BadRequest("`tools`: two functions have the same name.", param="tools")
     return ([{"functionDeclarations": declared}] if declared else []), hosted
 

@@ -21,7 +21,7 @@ import binascii
 from collections.abc import Iterator
 from typing import Any
 
-from gateway.bodies import bounded
+from gateway.bodies import bounded, whole
 from gateway.config.schema import GatewaySettings
 from gateway.errors import BadRequest
 from gateway.panel.ask import chat_messages, collection_named, nominees_of, reply_asked, sampling_of
@@ -133,6 +133,8 @@ def _chat_messages(messages: Any) -> list[dict[str, Any]]:
             continue
         # An earlier turn's `thinking` is left out, as Ollama's own templates leave it out.
         content = message.get("content", "")
+        if not isinstance(content, str):
+            raise BadRequest(f"`{where}.content` must be a string.", param=where)
         converted.append(
             {
                 "role": message.get("role"),
@@ -143,14 +145,14 @@ def _chat_messages(messages: Any) -> list[dict[str, Any]]:
 
 
 def _generate_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
-    for field, why in (
-        ("suffix", "fill-in-the-middle cannot be asked of a panel's chat models"),
-        ("template", "a prompt template cannot be applied to a panel's chat models"),
-        ("context", "a stored conversation context cannot be continued; send the messages"),
+    for field, why, empty in (
+        ("suffix", "fill-in-the-middle cannot be asked of a panel's chat models", ""),
+        ("template", "a prompt template cannot be applied to a panel's chat models", ""),
+        ("context", "a stored conversation context cannot be continued; send the messages", []),
     ):
-        if body.get(field):
+        if body.get(field) not in (None, empty):  # only its empty value asks for nothing
             raise BadRequest(f"`{field}`: {why}.", param=field)
-    if body.get("raw") is True:
+    if body.get("raw") is not None and body["raw"] is not False:
         raise BadRequest("`raw`: a raw prompt cannot be sent to chat models.", param="raw")
     prompt = body.get("prompt", "")
     if not isinstance(prompt, str):
@@ -198,8 +200,12 @@ def _data_url(image: str, where: str) -> str:
 def _refuse_thinking_and_logprobs(body: dict[str, Any]) -> None:
     if body.get("think") not in (None, False):
         raise BadRequest("`think`: a panel's reply carries no separate thinking.", param="think")
-    for field in ("logprobs", "top_logprobs"):
-        if body.get(field):
+    logprobs, top = body.get("logprobs"), body.get("top_logprobs")
+    for field, asked in (
+        ("logprobs", logprobs is not None and logprobs is not False),
+        ("top_logprobs", top is not None and whole(top) != 0),
+    ):
+        if asked:
             raise BadRequest(f"`{field}`: a panel's reply carries no log probabilities.")
 
 
@@ -218,11 +224,11 @@ def sampling_fields(options: Any, fmt: Any) -> dict[str, Any]:
                     f"takes: {', '.join(sorted(_OPTIONS))}.",
                     param=f"options.{name}",
                 )
-            if name == "num_predict" and isinstance(value, int) and value in (-1, -2):
+            if name == "num_predict" and whole(value) in (-1, -2):
                 continue  # no cap: what a seat does anyway
             fields[_OPTIONS[name]] = value
         if "max_tokens" in fields and (
-            not isinstance(fields["max_tokens"], int) or fields["max_tokens"] < 1
+            whole(fields["max_tokens"]) is None or fields["max_tokens"] < 1
         ):
             raise BadRequest(
                 "`options.num_predict` must be a positive integer, or -1 for no limit.",

@@ -77,8 +77,12 @@ def session_of(body: dict[str, Any]) -> str | None:
     return key if isinstance(key, str) and key else None
 
 
-def tools_of(tools: Any, found: Hints) -> tuple[list[dict[str, Any]], Namespaces, Hints]:
-    """The chat tools a member is offered, the namespaces flattened, what was dropped."""
+def tools_of(
+    tools: Any, found: Hints, *, unique: bool = True
+) -> tuple[list[dict[str, Any]], Namespaces, Hints]:
+    """The chat tools a member is offered, the namespaces flattened, what was dropped.
+    *unique*: two functions of one name are refused (a provider would refuse them; a panel,
+    which offers no tools, need not)."""
     if tools is None:
         return [], Namespaces(), found
     if not isinstance(tools, list):
@@ -92,18 +96,22 @@ def tools_of(tools: Any, found: Hints) -> tuple[list[dict[str, Any]], Namespaces
         if kind == "function":
             offered.append(_function(tool, f"tools[{i}]"))
         elif kind == "namespace" and isinstance(tool.get("name"), str):
-            for j, inner in enumerate(tool.get("tools") or ()):
+            inners = tool.get("tools") or []
+            if not isinstance(inners, list):
+                raise BadRequest(f"`tools[{i}].tools` must be a list.", param=f"tools[{i}]")
+            for j, inner in enumerate(inners):
                 if not isinstance(inner, dict) or inner.get("type") != "function":
                     kind = inner.get("type") if isinstance(inner, dict) else None
                     found = found.drop(f"tools[{tool['name']}{SEPARATOR}{kind}]")
                     continue
+                _function(inner, f"tools[{i}].tools[{j}]")  # its own name, checked
                 name = f"{tool['name']}{SEPARATOR}{inner.get('name')}"
                 offered.append(_function({**inner, "name": name}, f"tools[{i}].tools[{j}]"))
                 flat[name] = (tool["name"], inner["name"])
         else:
             found = found.drop(f"tools[{tool.get('name') or kind}]")
     names = [t["function"]["name"] for t in offered]
-    if len(set(names)) < len(names):
+    if unique and len(set(names)) < len(names):
         raise BadRequest("`tools`: two functions have the same name.", param="tools")
     return offered, Namespaces(flat), found
 

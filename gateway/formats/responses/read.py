@@ -85,7 +85,7 @@ def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
 def _tools_dropped(body: dict[str, Any], found: Hints) -> Hints:
     """A panel answers in prose: its function tools are named `tools`, hosted ones by name,
     and `parallel_tool_calls` (which a provider refuses without tools) with them."""
-    offered, _namespaces, found = tools_of(body.get("tools"), found)
+    offered, _namespaces, found = tools_of(body.get("tools"), found, unique=False)
     if body.get("parallel_tool_calls") is not None:
         found = found.withdraw("parallel_tool_calls")
     return found.drop("tools") if offered else found
@@ -104,7 +104,10 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         raise BadRequest(
             "`prompt` (a stored prompt) cannot be honoured; send `input`.", param="prompt"
         )
-    if body.get("background"):
+    background = body.get("background")
+    if background is not None and not isinstance(background, bool):
+        raise BadRequest("`background` must be true or false.", param="background")
+    if background:
         raise BadRequest(
             "`background` cannot be honoured: a panel answers in the request.", param="background"
         )
