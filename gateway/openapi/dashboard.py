@@ -26,9 +26,11 @@ _PAGE_QUERY = [
 
 
 def _page(summary: str, statuses: dict[str, str], parameters: list[Schema]) -> Schema:
+    """A page's errors: the sign-in page or the not-found page (HTML), or a query's error."""
     responses: dict[str, Any] = {"200": {"description": "the page", "content": _HTML}}
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for code, why in statuses.items():
-        responses[code] = {"description": why, "content": _HTML}
+        responses[code] = {"description": why, "content": {**_HTML, **error}}
     return {"get": {"summary": summary, "parameters": parameters, "responses": responses}}
 
 

@@ -92,6 +92,8 @@ def _constrain(schema: Any, aliases: list[str], pattern: str) -> None:
     """`model` a collection's name, `with` configured aliases, wherever a body has them."""
     if not isinstance(schema, dict):
         return
+    for branch in schema.get("anyOf", ()):  # a body read two ways (a panel's, a route turn's)
+        _constrain(branch, aliases, pattern)
     properties = schema.get("properties")
     if isinstance(properties, dict):
         model = properties.get("model")

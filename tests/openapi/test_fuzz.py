@@ -16,15 +16,11 @@ import pytest
 from tests.helpers.bench import bench_raw
 
 MAX_TIME_S = 120  # per run; two runs
-# Not passing yet: the description is exact for the records, OpenAI's top-level fields and
-# their sampling, and the config's names, but not yet for every format's nested bodies (a chat
-# content part's 16-value bound, Anthropic `thinking` and content blocks, Responses `input`
-# items, Ollama and Gemini bodies beyond their required fields, Gemini model names in paths).
-# The run is kept, and reported, so each of those is seen until it holds; strict=False lets it
-# pass the day it does.
-NOT_YET = pytest.mark.xfail(
-    reason="the description is not yet exact for every format's nested bodies", strict=False
-)
+# Described, but not fuzzed: schemathesis cannot speak their protocols. `/mcp` is MCP's
+# streamable HTTP (JSON-RPC messages in the SDK's sessions: a random object is only ever a 400
+# or 406 there, and its replies are event streams), and `/ui/events` is an event stream that
+# stays open as long as its page does (every case would end in the request timeout).
+NOT_FUZZED = "^/(mcp|ui/events)$"
 KEY = "bwk_" + "f" * 43
 
 
@@ -54,6 +50,10 @@ def fuzz(url: str, where: Path, *options: str) -> subprocess.CompletedProcess[st
             "1",
             "--seed",
             "1",
+            "--request-timeout",
+            "30",
+            "--exclude-path-regex",
+            NOT_FUZZED,
             *options,
         ],
         capture_output=True,
@@ -63,14 +63,12 @@ def fuzz(url: str, where: Path, *options: str) -> subprocess.CompletedProcess[st
     )
 
 
-@NOT_YET
 def test_schemathesis_finds_nothing_on_a_gateway_without_keys(make_gateway, sim, tmp_path):
     gw = make_gateway(bench_raw(sim.url))
     result = fuzz(gw.url, tmp_path)
     assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-2000:]
 
 
-@NOT_YET
 def test_schemathesis_finds_nothing_on_a_gateway_with_keys(make_gateway, sim, tmp_path):
     import asyncio
 
