@@ -7,7 +7,6 @@ Its records live in a temporary folder that goes when the demo does (Ctrl-C or S
 
 from __future__ import annotations
 
-import errno
 import signal
 import sys
 import tempfile
@@ -20,7 +19,8 @@ import yaml
 
 from gateway.config.settings import Config, parse_config
 from gateway.serve import process
-from gateway.serve.server import ServerThread, free_port
+from gateway.serve.ports import PortInUse, free_port
+from gateway.serve.server import ServerThread
 
 PROMPT = "Review this change: fetch() now retries forever on any error. Anything wrong?"
 
@@ -39,14 +39,8 @@ def run_demo(port: int, *, once: bool = False) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-demo-") as folder:
         try:
             return _demo(port, Path(folder), once)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
-            print(
-                f"bench-gateway: port {port} is already in use; "
-                f"choose another with --port, e.g. bench-gateway demo --port {free_port()}",
-                file=sys.stderr,
-            )
+        except PortInUse as exc:
+            print(f"bench-gateway: {exc.advice('demo')}", file=sys.stderr)
             return 1
 
 

@@ -159,6 +159,27 @@ def test_demo_on_a_busy_port_says_to_choose_another_and_exits_1():
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_on_a_busy_port_says_to_choose_another_and_exits_1_in_every_worker_mode(workers):
+    """One process binds its socket before start-up; with workers the supervisor checks the port
+    before any worker starts (uvicorn's own workers, where SO_REUSEPORT is missing, go through
+    the same check), so a busy port is one line, quickly, whatever the mode."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        began = time.monotonic()
+        result = run("serve", "--port", str(port), "--workers", workers, timeout=180)
+        seconds = time.monotonic() - began
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"port {port} is already in use" in lines[0]
+    assert re.search(r"bench-gateway serve --port \d+", lines[0])
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert seconds < 60, "the port is checked before the gateway's start-up work"
+
+
 REQUEST_LINE = re.compile(
     r"^INFO: +(?P<method>[A-Z]+) (?P<path>\S+) (?P<status>\d{3}) key=(?P<key>\S+) "
     r"panel=(?P<panel>\S+) (?P<seconds>\d+\.\d{3})s$"
@@ -276,7 +297,7 @@ def test_serve_with_one_worker_is_one_process(tmp_path, sim):
 
 
 def test_the_workers_flag_wins_over_the_config_which_wins_over_one_per_core():
-    from gateway.cli.main import workers_wanted
+    from gateway.cli.serve import workers_wanted
     from gateway.config.settings import parse_config
     from tests.helpers.bench import bench_raw
 
