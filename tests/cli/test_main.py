@@ -132,33 +132,6 @@ def test_check_config_names_every_problem_by_path_without_a_traceback(tmp_path, 
         assert words in result.stderr, result.stderr
 
 
-def test_demo_once_prints_every_seat_with_its_call_id_and_leaves_no_files(tmp_path):
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    env = {**os.environ, "TMPDIR": str(temp)}
-    result = run("demo", "--once", "--port", str(free_port()), timeout=180, env=env)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "member1 — kimi" in out and "member2 — qwen-coder" in out
-    assert out.count(" · ok · ") >= 3
-    assert "/bench/verdict" in out
-    assert str(temp) in out  # the records were kept there while it ran
-    assert list(temp.iterdir()) == []
-
-
-def test_demo_on_a_busy_port_says_to_choose_another_and_exits_1():
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        result = run("demo", "--once", "--port", str(port), timeout=180)
-    assert result.returncode == 1
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert f"port {port} is already in use" in lines[0] and "--port" in lines[0]
-    assert "Traceback" not in result.stderr and result.stdout == ""
-
-
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_serve_on_a_busy_port_says_to_choose_another_and_exits_1_in_every_worker_mode(workers):
     """One process binds its socket before start-up; with workers the supervisor checks the port
