@@ -1,6 +1,6 @@
 """The shell's client commands: `ask`, `verdict`, `status` and `mcp`, against a running gateway.
 
-A person at a shell should not need curl: `bench-gateway ask core < question.md` prints the
+A person at a shell should not need curl: `bench-gateway ask reviewers < question.md` prints the
 answers on stdout (so they pipe on) and the seat table with every call id on stderr. On a
 terminal each seat appears the moment it finishes, under a live line of seats done and the
 slowest still thinking: a panel waits on its slowest seat, and seeing which one it is tells you
@@ -36,12 +36,14 @@ def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser]) ->
     ask = command(
         "ask",
         "ask a panel from the shell: answers on stdout, the seat table on stderr",
-        "git diff | bench-gateway ask core 'Review this diff.'\n"
-        "  bench-gateway ask core -f question.md --shape review --with kimi,glm\n"
-        "  bench-gateway ask core 'Is this right?' --json | jq .bench.seats",
+        "git diff | bench-gateway ask reviewers 'Review this diff.'\n"
+        "  bench-gateway ask reviewers -f question.md --shape review --with deepseek,glm\n"
+        "  bench-gateway ask reviewers 'Is this right?' --json | jq .bench.seats",
     )
     ask.add_argument("collection", help="the collection to ask (bench/<name> or <name>)")
-    ask.add_argument("prompt", nargs="?", help="the prompt (else -f FILE, else stdin)")
+    ask.add_argument(
+        "prompt", nargs="?", help="the prompt (-f FILE, then piped stdin, appended after it)"
+    )
     ask.add_argument("-f", "--file", help="read the prompt from FILE (appended after PROMPT)")
     ask.add_argument("--shape", help="the panel's shape (review, design, ...)")
     ask.add_argument("--merged", action="store_true", help="one merged answer")
@@ -61,12 +63,12 @@ def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser]) ->
     status = command(
         "status",
         "models, cooldowns, rpm use and the verdicts you owe",
-        "bench-gateway status --url http://127.0.0.1:8123",
+        "bench-gateway status",
     )
     mcp = command(
         "mcp",
         "MCP over stdio: the bench's tools for an agent, as a client of a running gateway",
-        "claude mcp add bench -- bench-gateway mcp --url http://127.0.0.1:8123",
+        "claude mcp add bench -- bench-gateway mcp",
     )
     for parser in (ask, verdict, status, mcp):
         parser.add_argument("--url", help="the gateway (default $BENCH_GATEWAY_URL or :8123)")
@@ -122,7 +124,8 @@ async def _with(url: str, key: str | None, work: Callable[[RemoteGateway], Any])
 
 
 def ask_request(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
-    """The chat body and headers for `ask`; the prompt from the argument, the file, or stdin."""
+    """The chat body and headers for `ask`: the prompt is the argument, then the file, then
+    what is piped in, each that is given (piped input is never dropped for an argument)."""
     from gateway.mcp.tools import chat_request
 
     parts = [args.prompt] if args.prompt else []
@@ -132,7 +135,7 @@ def ask_request(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str
                 parts.append(handle.read())
         except (OSError, UnicodeError) as exc:
             raise UsageError(f"cannot read {args.file}: {exc}") from None
-    if not parts and not sys.stdin.isatty():
+    if not sys.stdin.isatty():  # `git diff | ask reviewers 'Review this diff.'`: both go
         parts.append(sys.stdin.read())
     prompt = "\n\n".join(p for p in parts if p.strip())
     if not prompt:

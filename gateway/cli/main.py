@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -16,7 +17,7 @@ from typing import TextIO
 from gateway.cli import client as client_cli
 from gateway.config.settings import ConfigError, load_config
 from gateway.serve import process
-from gateway.serve.ports import PortInUse
+from gateway.serve.ports import PortInUse, bound_socket, url_of
 
 DEFAULT_CONFIG = "config/bench.yaml"
 
@@ -26,8 +27,8 @@ EXAMPLES = """examples:
   bench-gateway simulate --port 8199 --spec config/simulate.yaml
   bench-gateway check-config --config config/bench.yaml
   bench-gateway keys create ci-bot --collections reviewers --rpm 30
-  git diff | bench-gateway ask core 'Review this diff.'   # answers on stdout, seats on stderr
-  bench-gateway verdict p1a2b3c4d5e6.member1 --useful
+  git diff | bench-gateway ask reviewers 'Review this diff.'  # answers on stdout, seats on stderr
+  bench-gateway verdict p1a2b3c4d5e6.member1 --useful   # a call id from ask's seat table
   claude mcp add bench -- bench-gateway mcp            # the bench's tools for an agent
   bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench
 """
@@ -250,26 +251,32 @@ def _print_problems(exc: ConfigError, err: TextIO) -> None:
 
 
 def simulate(host: str, port: int, spec_path: str | None) -> int:
-    """The simulated upstream on its own, logging its start-up and one line per request."""
-    import uvicorn
+    """The simulated upstream on its own, logging its URL once it listens (a busy port: one
+    line, before any work) and one line per request."""
+    process.own()
+    sock = bound_socket(host, port)
 
     from gateway.serve.access_log import AccessLog
+    from gateway.serve.server import run_server
     from simulator import create_sim_app, load_spec
 
-    process.own()
     log = logging.getLogger("bench.simulator")
     spec = load_spec(spec_path) if spec_path else None
     app = create_sim_app(spec)
     app.add_middleware(AccessLog, gateway=False, logger=log)
     models = [m for m in app.state.sim.behaviours if m != "*"]
-    log.info("Simulated upstream on http://%s:%d/v1", host, port)
-    log.info(
-        "  spec: %s (models: %s)",
-        spec_path or "none, every model answers",
-        ", ".join(models) or "any name",
-    )
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
-    return 0
+
+    def listening() -> None:
+        log.info("Simulated upstream on %s/v1", url_of(host, port))
+        log.info(
+            "  spec: %s (models: %s)",
+            spec_path or "none, every model answers",
+            ", ".join(models) or "any name",
+        )
+
+    # uvicorn re-raises a captured SIGTERM once it has stopped: a no-op handler makes it exit 0
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    return run_server(app, sock, listening, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":

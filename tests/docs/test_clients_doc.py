@@ -23,7 +23,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.helpers.demo import Demo, running_demo
+from tests.helpers.demo import Demo, a_real_call, newcomer_folder, running_demo, shell_env
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
@@ -110,3 +110,23 @@ def test_the_llm_snippets_run_against_the_demo(demo, tmp_path):
     assert answered(done.stdout), done.stdout[-3000:]
     assert "## member1" in done.stdout  # the panel's markdown, a section per seat
     assert panels_recorded(demo) == before + 1
+
+
+def test_the_shell_block_runs_against_the_demo(demo, tmp_path):
+    """`bench-gateway` from the shell, in a folder with a change to diff and a question.md; the
+    placeholder call id is a real one."""
+    folder = newcomer_folder(tmp_path / "work")
+    env = shell_env(tmp_path / "bin", BENCH_GATEWAY_URL=demo.url)
+    script = blocks("sh")["shell"].replace("p1a2b3c4d5e6.member1", a_real_call(demo))
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert answered(done.stdout) and "owed verdicts:" in done.stdout
+    assert "recorded" in done.stdout and "Traceback" not in done.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import threading
@@ -13,6 +14,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import httpx
 
 from gateway.serve.server import free_port
 
@@ -87,3 +90,24 @@ def running_demo(folder: Path, timeout_s: float = 240) -> Iterator[Demo]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+def newcomer_folder(work: Path) -> Path:
+    """Where a newcomer types: the shipped `config/`, a git repository with a change in it (for
+    `git diff`, marked RETRY-MARK), and a question.md."""
+    shutil.copytree(ROOT / "config", work / "config")
+    (work / "question.md").write_text("Does fetch() back off between retries?\n")
+    git = ["git", "-c", "user.name=n", "-c", "user.email=n@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=work, check=True)
+    (work / "fetch.py").write_text("def fetch():\n    while True:\n        get()\n")
+    subprocess.run([*git, "add", "fetch.py"], cwd=work, check=True)
+    subprocess.run([*git, "commit", "-qm", "fetch"], cwd=work, check=True)
+    (work / "fetch.py").write_text("def fetch():\n    while True:\n        get()  # RETRY-MARK\n")
+    return work
+
+
+def a_real_call(demo: Demo) -> str:
+    """A seat's call id from a panel the demo answers now (for an example's placeholder)."""
+    body = {"model": "bench/reviewers", "messages": [{"role": "user", "content": "Any bug?"}]}
+    reply = httpx.post(f"{demo.url}/v1/chat/completions", json=body, timeout=60).json()
+    return str(reply["bench"]["seats"][0]["call"])
