@@ -172,9 +172,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Validate *path* and print what it defines (or every problem with its path): 0 or 1."""
+    from gateway.upstream.providers import check_providers
+
     out, err = out or sys.stdout, err or sys.stderr
     try:
         config = load_config(path)
+        check_providers(config)
     except ConfigError as exc:
         _print_problems(exc, err)
         return 1

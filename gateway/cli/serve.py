@@ -27,8 +27,11 @@ def workers_wanted(flag: int | str | None, config: Config) -> int:
 
 
 def serve(path: str, host: str, port: int, workers: int | str | None = None) -> int:
+    from gateway.upstream.providers import check_providers
+
     process.own()
     config = load_config(path)
+    check_providers(config)  # a model litellm could not call: a config problem, not a seat's
     if not _loopback(host) and not config.gateway.require_keys:
         print(
             f"bench-gateway: refusing to bind {host}: a gateway reachable from other machines "

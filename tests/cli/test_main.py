@@ -132,6 +132,18 @@ def test_check_config_names_every_problem_by_path_without_a_traceback(tmp_path, 
         assert words in result.stderr, result.stderr
 
 
+def test_serve_refuses_a_model_whose_provider_litellm_does_not_know(tmp_path):
+    raw = yaml.safe_load((ROOT / "config" / "bench.yaml").read_text())
+    raw["model_list"][0]["litellm_params"]["model"] = "notaprovider/kimi-k2"
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    result = run("serve", "--config", str(config), "--port", str(free_port()))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[1].startswith(
+        "  - model_list[0].litellm_params.model: provider 'notaprovider' is not one litellm knows"
+    )
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_serve_on_a_busy_port_says_to_choose_another_and_exits_1_in_every_worker_mode(workers):
     """One process binds its socket before start-up; with workers the supervisor checks the port
