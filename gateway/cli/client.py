@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -70,6 +71,11 @@ def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser]) ->
         "MCP over stdio: the bench's tools for an agent, as a client of a running gateway",
         "claude mcp add bench -- bench-gateway mcp",
     )
+    mcp.add_argument(
+        "--verbose",
+        action="store_true",
+        help="log every request to the gateway on stderr (else $BENCH_LOG_LEVEL, else warnings)",
+    )
     for parser in (ask, verdict, status, mcp):
         parser.add_argument("--url", help="the gateway (default $BENCH_GATEWAY_URL or :8123)")
         parser.add_argument("--key", help="a gateway key (default $BENCH_GATEWAY_KEY)")
@@ -90,8 +96,17 @@ def run(args: argparse.Namespace) -> int:
     url, key = settings(args.url, args.key)
     if args.command == "mcp":
         from gateway.mcp.stdio import run_stdio
+        from gateway.mcp.tools import LOG_LEVELS
 
-        return run_stdio(url, key)
+        level = "INFO" if args.verbose else os.environ.get("BENCH_LOG_LEVEL", "WARNING").upper()
+        if level not in LOG_LEVELS:
+            print(
+                f"bench-gateway mcp: BENCH_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, "
+                f"got {level!r}",
+                file=sys.stderr,
+            )
+            return USAGE
+        return run_stdio(url, key, level)
     try:
         if args.command == "ask":
             body, headers = ask_request(args)

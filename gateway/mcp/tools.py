@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -50,6 +50,8 @@ class Bench(Protocol):
 
 
 BenchOf = Callable[[Context], Bench]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+LOG_LEVELS: tuple[LogLevel, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def python_names(**names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -124,13 +126,16 @@ def ask_text(reply: dict[str, Any]) -> str:
     return f"{content}\n\n---\n\n{footer}\n"
 
 
-def build_server(bench_of: BenchOf) -> MCPServer:
-    """The MCP server; *bench_of* gives the Bench serving one tool call (its caller's key)."""
+def build_server(bench_of: BenchOf, log_level: LogLevel = "WARNING") -> MCPServer:
+    """The MCP server; *bench_of* gives the Bench serving one tool call (its caller's key).
+    *log_level*: the SDK sets the process's root logger to it (WARNING: no line per HTTP
+    request of the client underneath, only what is wrong)."""
     server: MCPServer = MCPServer(
         name="bench",
         title="Bench Gateway",
         instructions=INSTRUCTIONS,
         website_url=None,
+        log_level=log_level,
     )
 
     @server.tool(
