@@ -31,6 +31,7 @@ from gateway.config.schema import (
 )
 from gateway.config.words import describe, got, where
 from routing import DEFAULT_SHAPES, ROUTER_PANEL, Catalog, Collection, Model, PanelLimits
+from routing.refusals import did_you_mean
 
 __all__ = ["Config", "ConfigError", "Connection", "GatewaySettings", "load_config", "parse_config"]
 
@@ -302,7 +303,7 @@ def _model(
         known = ", ".join(sorted(written))
         problems.append(
             f"{where(('model_list', index, 'bench', 'connection'))}: unknown connection "
-            f"{connection!r} (connections: {known})"
+            f"{connection!r}{did_you_mean(connection, written, '{!r}')} (connections: {known})"
         )
     connection = connection or _default_connection(entry.litellm_params.model_dump())
     spec = connections.get(connection)
@@ -352,14 +353,18 @@ def _collections(
             continue
         for i, alias in enumerate(spec.members):
             if aliases is not None and alias not in aliases:
-                problems.append(f"{where((*loc, 'members', i))}: unknown alias {alias!r}")
+                hint = did_you_mean(alias, aliases, "{!r}")
+                problems.append(f"{where((*loc, 'members', i))}: unknown alias {alias!r}{hint}")
         if spec.shape is not None and spec.shape not in shapes:
             problems.append(
-                f"{where((*loc, 'shape'))}: unknown shape {spec.shape!r} "
-                f"(shapes: {', '.join(sorted(shapes))})"
+                f"{where((*loc, 'shape'))}: unknown shape {spec.shape!r}"
+                f"{did_you_mean(spec.shape, shapes, '{!r}')} (shapes: {', '.join(sorted(shapes))})"
             )
         if spec.merger is not None and aliases is not None and spec.merger not in aliases:
-            problems.append(f"{where((*loc, 'merger'))}: unknown merger alias {spec.merger!r}")
+            hint = did_you_mean(spec.merger, aliases, "{!r}")
+            problems.append(
+                f"{where((*loc, 'merger'))}: unknown merger alias {spec.merger!r}{hint}"
+            )
         out.append(
             Collection(
                 name,

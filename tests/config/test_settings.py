@@ -141,8 +141,8 @@ def test_a_malformed_connection_is_named_once_not_again_by_each_model_on_it():
     ]
     raw["model_list"][0]["bench"]["connection"] = "moonbsae"  # a second mistake: a second line
     assert problems_of(raw, env={})[1:] == [
-        "model_list[0].bench.connection: unknown connection 'moonbsae' "
-        "(connections: freehub, localbox, moonbase)"
+        "model_list[0].bench.connection: unknown connection 'moonbsae'; did you mean "
+        "'moonbase'? (connections: freehub, localbox, moonbase)"
     ]
 
 

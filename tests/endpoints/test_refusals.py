@@ -100,6 +100,35 @@ def test_an_unknown_collection_is_404_listing_collections_with_descriptions(gate
     nothing_happened(sim, tmp_path / "records.db")
 
 
+def test_a_mistyped_name_gets_a_did_you_mean_wherever_it_is_named(gateway, sim, tmp_path):
+    """The config checker's did-you-mean, in every refusal that names an unknown name."""
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/reviewrs")
+    assert "Unknown collection 'reviewrs'; did you mean bench/reviewers?" in (
+        caught.value.body["message"]
+    )
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/tiro:route")
+    assert "did you mean bench/trio:route?" in caught.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.ask("bench/trio", extra_headers={"X-Panel-Shape": "reveiw"})
+    assert "Unknown panel shape 'reveiw'; did you mean 'review'?" in caught.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.ask("bench/trio", extra_body={"with": ["gama"]})
+    assert "gama (did you mean gamma?)" in caught.value.body["message"]
+    listed = gateway.http.get("/v1/models/bench/reviewrs")
+    assert "did you mean bench/reviewers?" in assert_openai_error(listed, 404)["message"]
+    shown = gateway.http.post("/api/show", json={"model": "bench/reviewrs"})
+    assert shown.status_code == 404 and "did you mean bench/reviewers?" in shown.text
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_nothing_close_gets_no_guess(gateway, sim):
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/xyzzy")
+    assert "did you mean" not in caught.value.body["message"]
+
+
 def test_a_body_over_the_limit_is_413(make_gateway, sim, tmp_path):
     gw = make_gateway(max_body_bytes=2000)
     body = {"model": "bench/trio", "messages": [{"role": "user", "content": "x" * 5000}]}
