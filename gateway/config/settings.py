@@ -85,14 +85,29 @@ def load_config(
     commands that never call a provider (`keys`): they must work without the providers' keys."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open(encoding="utf-8") as file:  # (read as a file, so errors name it)
+            raw = yaml.safe_load(file)
     except OSError as exc:
         raise ConfigError([f"cannot read config {path}: {exc.strerror or exc}"]) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError([f"config {path} is not UTF-8 text: {exc.reason}"]) from exc
     except yaml.YAMLError as exc:
-        raise ConfigError([f"config {path} is not valid YAML: {exc}"]) from exc
+        raise ConfigError([f"config {path} is not valid YAML: {yaml_problem(exc)}"]) from exc
     return parse_config(raw, base=path.parent, env=env, path=path, secrets=secrets)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's error on one line, by line and column (the file is named by the caller): `line
+    3, column 4: expected <block end>, but found '<block mapping start>' (while parsing a block
+    collection at line 2, column 3)`."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return " ".join(str(exc).split())
+    mark = exc.problem_mark
+    text = f"line {mark.line + 1}, column {mark.column + 1}: {exc.problem}"
+    if exc.context and exc.context_mark is not None:
+        started = exc.context_mark
+        text += f" ({exc.context} at line {started.line + 1}, column {started.column + 1})"
+    return text
 
 
 def parse_config(

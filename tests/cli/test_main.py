@@ -93,7 +93,7 @@ def shipped_with(**sections) -> str:
 MALFORMED = {
     "empty": ("", ["the config is empty"]),
     "a list": ("- model_list\n- collections\n", ["the config: expected a mapping"]),
-    "invalid YAML": ("model_list: [unclosed\n", ["is not valid YAML"]),
+    "invalid YAML": ("model_list: [unclosed\n", ["bench.yaml is not valid YAML: line 2, column 1"]),
     "a typo": (shipped_with(gatway={"max_calls": 3}), ["gatway: unknown key; did you mean"]),
     "unset variable": (
         shipped_with(

@@ -98,6 +98,17 @@ def test_an_unreadable_or_invalid_file_is_a_config_error(tmp_path):
         load_config(bad)
 
 
+def test_a_yaml_error_names_the_file_and_where_in_it_on_one_line(tmp_path):
+    bad = tmp_path / "bench.yaml"
+    bad.write_text("model_list: [unclosed\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(bad)
+    assert caught.value.problems == [
+        f"config {bad} is not valid YAML: line 2, column 1: expected ',' or ']', but got "
+        "'<stream end>' (while parsing a flow sequence at line 1, column 13)"
+    ]
+
+
 # -- one mistake, one problem -------------------------------------------------------------------
 
 

@@ -350,6 +350,15 @@ def test_load_spec_yaml_json_and_bare_forms(tmp_path):
         load_spec(str(yaml_file))
 
 
+def test_a_spec_that_does_not_parse_is_a_value_error_naming_the_file(tmp_path):
+    for name, text in (("spec.yaml", "models: [unclosed\n"), ("spec.json", "{nope")):
+        bad = tmp_path / name
+        bad.write_text(text)
+        with pytest.raises(ValueError, match=f"simulator spec {bad} is not valid") as caught:
+            load_spec(bad)
+        assert "<unicode string>" not in str(caught.value)
+
+
 def test_the_simulator_imports_nothing_from_the_gateway():
     """It is a tool beside the product: importing it, in a fresh interpreter, loads no gateway
     module, so it runs (and can be reasoned about) on its own."""
