@@ -8,7 +8,7 @@ from importlib.metadata import version
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.access.keys import Client
 from gateway.bodies import json_object
@@ -19,6 +19,7 @@ from gateway.formats import anthropic, gemini, ollama
 from gateway.formats.gemini import read as gemini_request
 from gateway.formats.ollama import read as ollama_request
 from gateway.panel.ask import COLLECTION_PREFIX, MERGED, collection_named
+from gateway.replies import JSONResponse
 from routing.refusals import did_you_mean, echo
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.access.keys import Client
 from gateway.endpoints.common import runtime_of
 from gateway.errors import NotFound
 from gateway.panel.ask import COLLECTION_PREFIX, MERGED
+from gateway.replies import JSONResponse
 from routing import ROUTER_PANEL
 from routing.refusals import did_you_mean, echo
 

@@ -52,6 +52,7 @@ def test_every_command_the_demo_prints_runs_as_printed_in_bash(tmp_path):
                 ["bash", "-c", command], capture_output=True, text=True, timeout=60, env=env
             )
             assert done.returncode == 0, (command, done.stderr)
+            assert done.stdout.endswith("}\n"), done.stdout  # the prompt on a line of its own
             reply = json.loads(done.stdout)
             refused = isinstance(reply, dict) and isinstance(reply.get("error"), dict)
             assert isinstance(reply, dict) and not refused, (command, done.stdout)

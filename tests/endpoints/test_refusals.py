@@ -176,3 +176,32 @@ def test_nothing_to_seat_is_503(make_gateway, sim, tmp_path):
 def test_unknown_routes_and_methods_are_openai_shaped(gateway):
     assert_openai_error(gateway.http.get("/v1/nothing"), 404)
     assert_openai_error(gateway.http.get("/v1/chat/completions"), 405)
+
+
+def test_every_json_reply_ends_with_a_newline_as_curl_shows_it(gateway, sim):
+    """Answers, listings, records and refusals alike, so a shell prompt starts on its own line."""
+    body = {"model": "bench/solo", "messages": USER}
+    asked = gateway.http.post("/v1/chat/completions", json=body)
+    call = asked.json()["bench"]["seats"][0]["call"]
+    replies = [
+        asked,
+        gateway.http.get("/v1/models"),
+        gateway.http.get("/healthz"),
+        gateway.http.get("/openapi.json"),
+        gateway.http.get("/bench/models"),
+        gateway.http.get(f"/bench/calls/{call}"),
+        gateway.http.post("/bench/verdict", json={"call": call, "useful": True}),
+        gateway.http.get("/v1/nothing"),  # 404
+        gateway.http.post("/v1/chat/completions", content=b"{not json"),  # 400
+        gateway.http.post(  # 415: what `curl -d` sends without -H 'Content-Type: ...'
+            "/bench/verdict",
+            content=b"{}",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        ),
+        gateway.http.post("/v1/messages", json={"model": "bench/nope", "max_tokens": 5,
+                                                "messages": USER}),  # 404, Anthropic's shape
+    ]  # fmt: skip
+    for reply in replies:
+        assert reply.headers["content-type"].startswith("application/json"), reply.request.url
+        assert reply.content.endswith(b"\n") and not reply.content.endswith(b"\n\n"), reply.text
+    assert [r.status_code for r in replies[-4:]] == [404, 400, 415, 404]
