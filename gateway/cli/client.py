@@ -141,7 +141,7 @@ async def _with(url: str, key: str | None, work: Callable[[RemoteGateway], Any])
 def ask_request(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
     """The chat body and headers for `ask`: the prompt is the argument, then the file, then
     what is piped in, each that is given (piped input is never dropped for an argument)."""
-    from gateway.mcp.tools import chat_request
+    from gateway.mcp.panel_text import chat_request
 
     parts = [args.prompt] if args.prompt else []
     if args.file:
@@ -177,7 +177,7 @@ async def ask(
 
 
 def print_seats(bench: dict[str, Any]) -> None:
-    from gateway.mcp.tools import judgeable, seat_table
+    from gateway.mcp.panel_text import judgeable, seat_table
 
     print(seat_table(bench), file=sys.stderr)
     owed = judgeable(bench)

@@ -46,6 +46,22 @@ def supported() -> bool:
     return hasattr(socket, "SO_REUSEPORT")
 
 
+def worker_context() -> Any:
+    """Where workers come from: forked from a server process that has imported the gateway
+    (litellm, the MCP SDK) once, where the platform has one; else spawned, each importing it.
+
+    Why: the import is most of a worker's start-up (~5 s of CPU here), and spawned workers paid
+    it once each, on cores they share, so two workers took twice one's time to serve (and a
+    replaced worker as long again). The supervisor itself imports none of it. The fork server
+    has no thread, no loop and no connection when it forks; each worker builds its app, store
+    connection and loop after."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["gateway.app"])
+    return context
+
+
 @contextlib.contextmanager
 def shared_board(size: tuple[int, int]) -> Iterator[Path]:
     """A new board file of (cells, slots) in a folder only this user can read, removed after;
@@ -103,7 +119,7 @@ def _supervise(
     board: str,
     listening: Callable[[], None],
 ) -> int:
-    context = multiprocessing.get_context("spawn")  # litellm is imported in the workers only
+    context = worker_context()
     told, tell = context.Pipe(duplex=False)  # each worker sends its pid once it listens
     stopping, heard, busy = False, False, False
 

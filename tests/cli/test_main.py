@@ -281,6 +281,44 @@ def test_serve_with_one_worker_is_one_process(tmp_path, sim):
     assert "workers: 1" in served and "state: in this process" in served
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_prints_its_url_once_as_soon_as_it_listens_in_every_worker_mode(
+    tmp_path, sim, workers
+):
+    from tests.helpers.bench import bench_raw
+
+    raw = bench_raw(sim.url)
+    raw["store"] = f"sqlite:///{tmp_path / 'served.db'}"
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    port, log = free_port(), tmp_path / "serve.log"
+    argv = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*argv, "--port", str(port), "--workers", workers],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while f"Listening on {url}" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        assert httpx.get(f"{url}/healthz").status_code == 200  # it said so once it could
+        if workers == "2":
+            _wait_listening(port, 2)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0
+    said = [line for line in log.read_text().splitlines() if "Listening on" in line]
+    assert said == [
+        f"INFO:     Listening on {url}: the API at {url}/v1, the dashboard at {url}/ "
+        "(Ctrl-C stops)"
+    ]
+
+
 def test_the_workers_flag_wins_over_the_config_which_wins_over_one_per_core():
     from gateway.cli.serve import workers_wanted
     from gateway.config.settings import parse_config
@@ -330,7 +368,7 @@ def _wait_listening(port: int, count: int, timeout_s: float = 60) -> None:
     assert listening(port) == count
 
 
-def _workers(pid: int) -> list[int]:
+def _children(pid: int) -> list[tuple[int, bytes]]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -339,9 +377,19 @@ def _workers(pid: int) -> list[int]:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat[1]) == pid and b"spawn_main" in cmdline:
-                found.append(int(entry.name))
+            if int(stat[1]) == pid:
+                found.append((int(entry.name), cmdline))
     return found
+
+
+def _workers(pid: int) -> list[int]:
+    """The worker processes of the `serve` supervisor *pid*: forked by its fork server (the
+    process that imported the gateway once), or spawned by it where there is none."""
+    workers = [child for child, cmdline in _children(pid) if b"spawn_main" in cmdline]
+    for server, cmdline in _children(pid):
+        if b"forkserver" in cmdline:
+            workers += [child for child, _ in _children(server)]
+    return workers
 
 
 def test_serve_with_two_workers_shares_one_store(tmp_path, sim):
