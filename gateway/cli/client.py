@@ -182,7 +182,9 @@ def print_seats(bench: dict[str, Any]) -> None:
     print(seat_table(bench), file=sys.stderr)
     owed = judgeable(bench)
     if owed:
-        print(f"judge with: bench-gateway verdict {owed[0]} --useful|--not-useful", file=sys.stderr)
+        # a line to paste as it is (no `|`: it would pipe into a command named --not-useful)
+        print("judge a seat with:", file=sys.stderr)
+        print(f"  bench-gateway verdict {owed[0]} --useful  # or --not-useful", file=sys.stderr)
 
 
 async def verdict(gateway: RemoteGateway, judged: dict[str, Any]) -> int:

@@ -137,3 +137,16 @@ def test_on_a_terminal_each_seat_appears_as_it_finishes(gateway, sim):
     before_slow = seen[: seen.index("✓ member2")]
     assert "slowest still thinking: member2 (gamma)" in before_slow
     assert re.search(r"\d/\d seats done", before_slow)
+
+
+def test_the_verdict_line_ask_prints_runs_as_printed(gateway, tmp_path):
+    from tests.helpers.demo import shell_env
+
+    done = bench("ask", "trio", "Is this code right?", url=gateway.url)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    line = lines[lines.index("judge a seat with:") + 1].strip()
+    env = shell_env(tmp_path / "bin", BENCH_GATEWAY_URL=gateway.url)
+    judged = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=env)
+    assert judged.returncode == 0, judged.stderr
+    assert judged.stdout.startswith("verdict on ") and "recorded" in judged.stdout
