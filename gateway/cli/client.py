@@ -121,7 +121,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"bench-gateway {args.command}: {exc}", file=sys.stderr)
         return USAGE
     except Unreachable as exc:
-        print(f"bench-gateway: {exc}", file=sys.stderr)
+        print(
+            f"bench-gateway: {exc} Start one (bench-gateway demo, or serve), or name yours with "
+            "--url or $BENCH_GATEWAY_URL.",
+            file=sys.stderr,
+        )
         return UNREACHABLE
     except Refused as exc:
         print(f"bench-gateway: {exc.message}", file=sys.stderr)

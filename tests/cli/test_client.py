@@ -95,6 +95,7 @@ def test_exit_codes_say_refused_usage_and_no_gateway(gateway, sim):
     assert bad_flag.returncode == 2
     nobody = bench("ask", "trio", "hi", "--url", "http://127.0.0.1:9")
     assert nobody.returncode == 3 and "No gateway answering" in nobody.stderr
+    assert "Start one (bench-gateway demo, or serve), or name yours with --url" in nobody.stderr
     assert bench("status", url="http://127.0.0.1:9").returncode == 3
     assert sim.log() == []
 
