@@ -19,8 +19,10 @@ UpstreamError                 one seat's failure: becomes a seat status, never a
 ├── UpstreamUnreachable       connection refused or reset
 ├── UpstreamAuth              401/403 from the provider
 ├── UpstreamContextWindow     the prompt is over the model's window (limit when stated)
+├── UpstreamRefused           the provider refused the request itself (400, 422: its parameters)
 ├── UpstreamBrokenStream      a stream that broke off or was malformed
 ├── UpstreamAnswerTooLarge    an answer over `gateway.max_answer_bytes` (reading stopped there)
+├── RouteStreamOverTime       a route stream still going after `gateway.route_stream_max_s`
 └── UpstreamFailed            anything else the provider answered with an error
 """
 
@@ -161,12 +163,23 @@ class UpstreamContextWindow(UpstreamError):
         self.limit = limit
 
 
+class UpstreamRefused(UpstreamError):
+    """The provider said the request itself is wrong for it (unsupported or invalid
+    parameters, a content policy): trying it again as it is cannot help."""
+
+    kind = "refused"
+
+
 class UpstreamBrokenStream(UpstreamError):
     kind = "broken_stream"
 
 
 class UpstreamAnswerTooLarge(UpstreamError):
     kind = "too_large"
+
+
+class RouteStreamOverTime(UpstreamError):
+    kind = "timeout"
 
 
 class UpstreamFailed(UpstreamError):

@@ -48,6 +48,7 @@ class Model:
     ad_hoc: bool = False
     preferred: bool = False  # its connection is marked preferred: a tie-break only
     vision: bool = False  # can read images though its role is not `vision`
+    prefill: bool | None = None  # takes an assistant prefill, as its model_info says; None: ask
 
     @property
     def sees(self) -> bool:

@@ -11,7 +11,9 @@ fallback entirely; the two are not merged. Unknown keys raise ``ValueError`` so 
 test or spec file fails loudly instead of silently simulating a healthy model.
 
 ``fail_times`` limits *every* fault (status, hang, reset, empty, the stream faults), counting the
-requests since that model's behaviour was last set, so "fail twice, then recover" needs one line.
+requests since that model's behaviour was last set, so "fail twice, then recover" needs one line;
+``fail_for_s`` does the same by time ("503 for a minute, then healthy").
+``fail_tool_turns`` keeps them to the turns that carry a tool's result (an agent failing mid-loop).
 
 Connection-level faults (``reset``, ``stream_cut_after``) must close the TCP connection, which ASGI
 cannot express. Under uvicorn we reach the connection's transport through the server's own ``send``
@@ -178,6 +180,10 @@ class _Exchange:
             headers += self.stated_headers()
             return await self.send_json(status, _error_body(status, message), headers, "error")
         messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
+        if b["refuses_prefill"] and messages and messages[-1].get("role") == "assistant":
+            message = f"{self.model} does not support assistant message prefill."
+            body = _error_body(400, b["error_message"] or message)
+            return await self.send_json(400, body, self.stated_headers(), "error")
         last_user = next(
             (content_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"),
             "",
@@ -185,16 +191,21 @@ class _Exchange:
         echo = f" You said: {last_user[:80]}" if last_user else ""  # tells seats apart in tests
         default = f"Simulated answer from {self.model}.{echo}"
         answer = "" if b["empty"] else default if b["answer"] is None else b["answer"]
+        if b["answer_bytes"] is not None:  # streamed, its pieces are made in `stream`
+            answer = "" if payload.get("stream") else _filler(b["answer_bytes"])
+        elif not b["repeats_prefix"]:
+            answer = _continued(answer, messages)
         last = messages[-1] if messages else {}
         if last.get("role") == "tool":  # the tool's result came back: say what it said
             answer = f"The tool said: {content_text(last.get('content'))[:200]}"
         answer = shaped(answer, payload.get("response_format"))  # JSON when JSON is asked for
         calls = b["tool_call"] if payload.get("tools") and last.get("role") != "tool" else None
         prompt_tokens = len("".join(content_text(m.get("content")) for m in messages)) // 4
+        said = len(answer.split()) if b["answer_bytes"] is None else b["answer_bytes"] // 5
         usage = {
             "prompt_tokens": prompt_tokens,
-            "completion_tokens": len(answer.split()),
-            "total_tokens": prompt_tokens + len(answer.split()),
+            "completion_tokens": said,
+            "total_tokens": prompt_tokens + said,
         }
         base = {
             "id": f"chatcmpl-sim-{uuid.uuid4().hex[:12]}",
@@ -215,9 +226,13 @@ class _Exchange:
                 for call in (calls if isinstance(calls, list) else [calls])
             ]
         if not payload.get("stream"):
+            if not await self.pause(b["think_s"] or 0):
+                return
             reply: dict[str, Any] = {"role": "assistant", "content": answer}
             if tool_calls:
                 reply = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+            if b["reasoning"]:
+                reply["reasoning_content"] = b["reasoning"]
             finish = "tool_calls" if tool_calls else "stop"
             return await self.send_json(
                 200,
@@ -254,8 +269,14 @@ class _Exchange:
             chunk = {**base, "object": "chat.completion.chunk", "choices": choices, **extra}
             await self.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
 
-        words = re.findall(r"\s*\S+\s*", answer) or ([answer] if answer else [])
-        pieces = ["".join(words[i : i + 3]) for i in range(0, len(words), 3)]
+        if b["answer_bytes"] is not None:  # one string sent again and again, never built whole
+            size = b["piece_bytes"]
+            whole, rest = divmod(b["answer_bytes"], size)
+            piece = _filler(size)
+            pieces = [piece] * whole + ([piece[:rest]] if rest else [])
+        else:
+            words = re.findall(r"\s*\S+\s*", answer) or ([answer] if answer else [])
+            pieces = ["".join(words[i : i + 3]) for i in range(0, len(words), 3)]
         await self.start(
             200,
             [
@@ -265,8 +286,11 @@ class _Exchange:
             ],
         )
         await event({"role": "assistant", "content": ""})
+        if (b["reasoning"] or b["think_s"]) and not await self._think(event):
+            return
         if tool_calls:
-            await self._stream_calls(event, tool_calls)
+            if not await self._stream_calls(event, tool_calls):
+                return
             pieces = []
         for i in range(len(pieces) + 1):
             if b["stream_cut_after"] == i:
@@ -291,18 +315,69 @@ class _Exchange:
         self.finish("no_done" if b["no_done"] else "ok")
         await self.write(b"" if b["no_done"] else b"data: [DONE]\n\n", more=False)
 
-    async def _stream_calls(self, event: Any, tool_calls: list[dict[str, Any]]) -> None:
+    async def _think(self, event: Any) -> bool:
+        """The reasoning as `reasoning_content` deltas, spread over `think_s` (or at once);
+        False if the client left meanwhile."""
+        b = self.b
+        words = re.findall(r"\s*\S+\s*", b["reasoning"] or "")
+        parts = ["".join(words[i : i + 3]) for i in range(0, len(words), 3)]
+        step = (b["think_s"] or 0) / (len(parts) + 1)
+        for part in parts:
+            if not await self.pause(step):
+                return False
+            await event({"reasoning_content": part})
+        return await self.pause(step)
+
+    async def _stream_calls(self, event: Any, tool_calls: list[dict[str, Any]]) -> bool:
+        """Each call's id and name, then its arguments in two halves. `stream_cut_after` here
+        counts these deltas: a cut inside a call's arguments. False if the stream ended."""
+        sent = 0
+
+        async def send(delta: dict[str, Any]) -> bool:
+            nonlocal sent
+            await event({"tool_calls": [delta]})
+            sent += 1
+            if self.b["stream_cut_after"] == sent:
+                await self.drop(abrupt=False, outcome="cut")
+                return False
+            return True
+
         for index, call in enumerate(tool_calls):
             function = call["function"]
             head = {"index": index, "id": call["id"], "type": "function"}
             head["function"] = {"name": function["name"], "arguments": ""}
-            await event({"tool_calls": [head]})
+            if not await send(head):
+                return False
             arguments = function["arguments"]
             half = len(arguments) // 2
             for part in (arguments[:half], arguments[half:]):
                 if not await self.pause(self.b["chunk_delay_s"]):
-                    return
-                await event({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+                    return False
+                if not await send({"index": index, "function": {"arguments": part}}):
+                    return False
+        return True
+
+
+def _continued(answer: str, messages: list[dict[str, Any]]) -> str:
+    """What follows the text of the last assistant message, when the answer starts with it (a
+    model given its own earlier text, as a prefill or with "continue", goes on from there)."""
+    said = [content_text(m.get("content")) for m in messages if m.get("role") == "assistant"]
+    prior = said[-1] if said else ""
+    if prior and len(answer) > len(prior) and answer.startswith(prior):
+        return answer[len(prior) :]
+    return answer
+
+
+def _filler(size: int) -> str:
+    """*size* bytes of text, for an answer too large to pass on."""
+    return ("All work and no play. " * (size // 22 + 1))[:size]
+
+
+def _after_tool(payload: dict[str, Any]) -> bool:
+    """The request's last message is a tool's result: a later turn of an agent's tool loop."""
+    messages = payload.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    return isinstance(last, dict) and last.get("role") == "tool"
 
 
 class _ChatCompletions:
@@ -326,7 +401,9 @@ class _ChatCompletions:
             return await JSONResponse(err, 400)(scope, receive, send)
         entry, attempt = sim.begin(payload["model"], payload)
         b = sim.behaviour_for(payload["model"])
-        if b["fail_times"] is not None and attempt > b["fail_times"]:  # recovered: no faults
+        if sim.recovered(payload["model"], b, attempt) or (
+            b["fail_tool_turns"] and not _after_tool(payload)
+        ):  # no faults any more
             b.update({k: BEHAVIOUR_KEYS[k][1] for k in _FAULT_KEYS})
         gone = asyncio.Event()
         watcher = asyncio.create_task(_watch_disconnect(receive, gone))

@@ -27,6 +27,12 @@ BEHAVIOUR_KEYS = MappingProxyType(
         "retry_after": (_NUM, None),
         "retry_after_ms": (_NUM, None),
         "fail_times": ((int,), None),
+        # the faults hold for this many seconds (on the simulator's clock) after the behaviour
+        # was set, then the model is healthy: a provider that flaps, then recovers
+        "fail_for_s": (_NUM, None),
+        # the faults strike only a request whose last message is a tool's result: an agent's
+        # later turn fails while its first is answered (failover in the middle of a session)
+        "fail_tool_turns": ((bool,), False),
         "hang": ((bool,), False),
         "empty": ((bool,), False),
         "chunk_delay_s": (_NUM, 0.0),
@@ -41,6 +47,22 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # need a model that calls; a list, several calls in one turn, as parallel tool calls are)
         "tool_call": ((dict, list), None),
         "error_after": ((int,), None),  # streamed: a 500 error event after this many pieces
+        # a request whose last message is the assistant's (a prefill to continue) gets a 400,
+        # as providers that take no assistant prefill answer it
+        "refuses_prefill": ((bool,), False),
+        # asked to continue its earlier text, answer whole, repeating it (a model told to go on
+        # often starts over); else it answers only what follows that text
+        "repeats_prefix": ((bool,), False),
+        # a reasoning model: this text streamed as `reasoning_content` deltas before the answer
+        # (litellm relays them), and plain in the message's `reasoning_content`
+        "reasoning": ((str,), None),
+        # streamed: the model thinks this long after its first (role) chunk before its answer's
+        # first piece: silent, or with its `reasoning` spread over the time
+        "think_s": (_NUM, None),
+        # the answer is this many bytes of text, streamed in pieces of `piece_bytes` (an answer
+        # too large to hold: the pieces are one string, sent again and again)
+        "answer_bytes": ((int,), None),
+        "piece_bytes": ((int,), 65536),
         # response headers sent with every reply, success or error (a provider's rate-limit
         # headers: x-ratelimit-remaining-requests, X-RateLimit-Reset, RateLimit, ...)
         "headers": ((dict,), None),
@@ -76,6 +98,8 @@ _FAULT_KEYS = (
     "stream_stall_after",
     "malformed_chunk",
     "no_done",
+    "error_after",
+    "refuses_prefill",
 )
 
 
@@ -154,11 +178,13 @@ class SimState:
         self.requests: list[LoggedRequest] = []
         self._seq: dict[str, int] = {}  # model -> requests since reset (the log's "n")
         self._attempts: dict[str, int] = {}  # model -> requests since behaviour set (fail_times)
+        self._set_at: dict[str, float] = {}  # model -> when its behaviour was set (fail_for_s)
         self.reset()
 
     def set(self, model: str, /, **behaviour: Any) -> None:
         """Replace *model*'s behaviour (``"*"`` = fallback) and restart its fail_times count."""
         self.behaviours[model] = validate_behaviour(behaviour)
+        self._set_at[model] = self.clock.now()
         if model == "*":  # models riding on the fallback start counting afresh as well
             self._attempts = {m: c for m, c in self._attempts.items() if m in self.behaviours}
         else:
@@ -170,6 +196,7 @@ class SimState:
         self.requests.clear()
         self._seq.clear()
         self._attempts.clear()
+        self._set_at = dict.fromkeys(self.behaviours, self.clock.now())
 
     def log_for(self, model: str) -> list[LoggedRequest]:
         return [r for r in self.requests if r["model"] == model]
@@ -178,6 +205,14 @@ class SimState:
         """The effective behaviour for *model*, with every key present (defaults filled in)."""
         own = self.behaviours.get(model, self.behaviours.get("*", {}))
         return {k: d if own.get(k) is None else own[k] for k, (_, d) in BEHAVIOUR_KEYS.items()}
+
+    def recovered(self, model: str, behaviour: Behaviour, attempt: int) -> bool:
+        """Has *model* stopped failing (past its `fail_times` requests or its `fail_for_s`)?"""
+        if behaviour["fail_times"] is not None and attempt > behaviour["fail_times"]:
+            return True
+        since = self._set_at.get(model if model in self.behaviours else "*")
+        limit = behaviour["fail_for_s"]
+        return limit is not None and since is not None and self.clock.now() - since >= limit
 
     def begin(self, model: str, payload: dict[str, Any]) -> tuple[LoggedRequest, int]:
         """Log a newly arrived request; return its log entry and its fail_times attempt number."""

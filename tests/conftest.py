@@ -84,5 +84,3 @@ def make_gateway(sim, tmp_path: Path):
 @pytest.fixture
 def gateway(make_gateway):
     return make_gateway()
-
-

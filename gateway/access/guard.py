@@ -35,7 +35,8 @@ HEALTH = "/healthz"
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 LOOPBACK_NAMES = frozenset({"localhost", "[::1]"})
 EXPOSED = (
-    "X-Bench-Panel, X-Bench-Seats, X-Bench-Conversation, X-Bench-Model, X-Panel-Shape, Retry-After"
+    "X-Bench-Panel, X-Bench-Seats, X-Bench-Conversation, X-Bench-Model, X-Bench-Dropped, "
+    "X-Panel-Shape, Retry-After"
 )
 # Request headers a page may send: the gateway's own and those of the client formats it speaks
 # (the OpenAI and Anthropic browser SDKs add their x-stainless-* headers to every request).
@@ -47,6 +48,7 @@ REQUEST_HEADERS = frozenset(
         "x-api-key",
         "x-panel-shape",
         "x-panel-with",
+        "x-bench-conversation",
         "openai-organization",
         "openai-project",
         "openai-beta",

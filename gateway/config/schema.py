@@ -154,6 +154,9 @@ class GatewaySettings(_Section):
     reserves: int = Field(default=2, ge=0, le=5)
     seat_timeout_s: float = Field(default=300.0, ge=0)
     require_keys: bool = False
+    # The dashboard shows seats as Seat A, B, C... with no model named until each is judged, and
+    # records such verdicts with `"blind": true` (contract §13, Judging).
+    blind_judging: bool = False
     cooldown_default_s: float = Field(default=60.0, ge=0)
     cooldown_max_s: float = Field(default=3600.0, ge=0)
     max_body_bytes: int = Field(default=20_000_000, ge=0)
@@ -176,8 +179,14 @@ class GatewaySettings(_Section):
     max_seats_in_flight: int = Field(default=2048, ge=1)
     max_messages: int = Field(default=1000, ge=1)
     route_explore: float = Field(default=0.25, ge=0, le=1)
-    first_token_s: float = Field(default=90.0, gt=0)
+    # Route mode: the wait for a member's first piece (text, a tool call, or reasoning) before
+    # the turn goes to the next; the last member left waits seat_timeout_s (docs/reliability.md)
+    first_token_s: float = Field(default=15.0, gt=0)
     route_tries: int = Field(default=3, ge=1, le=10)
+    # Route mode: a member's stream silent this long mid-answer has stalled (it is continued on
+    # the next member); a route stream still going after route_stream_max_s ends with an error.
+    stall_s: float = Field(default=30.0, gt=0)
+    route_stream_max_s: float = Field(default=600.0, gt=0)
     quota_day_tz: Annotated[str, AfterValidator(_time_zone)] = "UTC"
     pace_wait_s: float = Field(default=0.0, ge=0)
     # store: postgresql://... only. While PostgreSQL is down, seat rows wait in a file per

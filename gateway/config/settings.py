@@ -332,12 +332,20 @@ def _model(
         ad_hoc=bench.ad_hoc if bench else False,
         preferred=bool(spec and spec.preferred),
         vision=bool(bench and bench.vision) or _supports_vision(entry.model_info),
+        prefill=_supports_prefill(entry.model_info),
     )
 
 
 def _supports_vision(model_info: dict[str, Any] | None) -> bool:
     """LiteLLM's own `model_info: {supports_vision: true}`, so its configs paste in seeing."""
     return model_info is not None and model_info.get("supports_vision") is True
+
+
+def _supports_prefill(model_info: dict[str, Any] | None) -> bool | None:
+    """LiteLLM's own `model_info: {supports_assistant_prefill: ...}`; None when it says nothing
+    (litellm's model map is asked then)."""
+    found = (model_info or {}).get("supports_assistant_prefill")
+    return found if isinstance(found, bool) else None
 
 
 def _default_connection(params: dict[str, Any]) -> str:

@@ -1,5 +1,7 @@
-"""The dashboard (contract §13): the page and its `/ui/...` routes (`page`), its Usage section
-(`usage`), answers' markdown shown safely (`markdown`); templates and script under `ui/`.
+"""The dashboard (contract §13): the page and its `/ui/...` routes (`page`), each panel's judging
+page (`judging`), what the pages share (`views`: templates, headers, who may use them, seats named
+or blind), the Models section (`models`), the Usage section (`usage`), answers' markdown shown
+safely with their claims (`markdown`); templates and scripts under `ui/`.
 
 May import: endpoints (the records' queries it shares with `/bench`), records, access, store,
 runtime, errors."""

@@ -74,7 +74,8 @@ async def answer(
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
         routed = asked(raw, path_model, runtime.config)
         if routed is not None:
-            return await take_turn(runtime, fmt, client, ticket, *routed)
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            return await take_turn(runtime, fmt, client, ticket, *routed, headers)
         run = await ask_panel(request, runtime, fmt, client, ticket, raw)
     except GatewayError as error:
         if ticket is not None:

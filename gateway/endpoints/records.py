@@ -25,7 +25,7 @@ async def post_verdict(request: Request) -> Response:
     client = await runtime.keys.client(request)
     raw = await read_body(request, 1_000_000)
     verdict = await runtime.bodies.read(raw, check_verdict)
-    written = await judge(runtime, verdict, by=client.name, owner=client.owner)
+    written, _ = await judge(runtime, verdict, by=client.name, owner=client.owner)
     return JSONResponse({"call": verdict["call"], "recorded": written})
 
 

@@ -55,6 +55,11 @@ OLLAMA_GEMINI_ROUTES = [
     Route("/v1beta/models/{model:path}:countTokens", gemini_count_tokens, methods=["POST"]),
     Route("/v1beta/models", gemini_models, methods=["GET"]),
     Route("/v1beta/models/{name:path}", gemini_model, methods=["GET"]),
+    # Gemini's v1 (langchain-google-genai's default) is served as v1beta is; GET /v1/models is
+    # OpenAI's list, so only the methods that ask models are under v1.
+    Route("/v1/models/{model:path}:generateContent", gemini_generate, methods=["POST"]),
+    Route("/v1/models/{model:path}:streamGenerateContent", gemini_stream, methods=["POST"]),
+    Route("/v1/models/{model:path}:countTokens", gemini_count_tokens, methods=["POST"]),
 ]
 
 

@@ -4,12 +4,14 @@ and the format renders the member's reply both ways (tool calls included)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from starlette.responses import Response
 
 from gateway.access.keys import Client
 from gateway.formats.format import Format
+from gateway.route.ask import session_named
 from gateway.route.start import start_turn
 from gateway.runtime import Runtime
 from gateway.state.admission import Ticket
@@ -22,10 +24,13 @@ async def take_turn(
     ticket: Ticket,
     body: dict[str, Any],
     collection: str,
+    headers: dict[str, str],
 ) -> Response:
-    """The turn holds one seat of *ticket*, given back when its reply ends."""
+    """The turn holds one seat of *ticket*, given back when its reply ends. *headers*: the
+    request's, lower-cased (a format reads its betas and the session a client names there)."""
     ticket.resize(1)
-    ask = fmt.read_route(body, collection)
+    ask = fmt.read_route(body, headers, collection)
+    ask = dataclasses.replace(ask, session=session_named(headers, ask.session))
     with runtime.keys.admitted(client, collection):  # scope, then the key's rpm
         turn = await start_turn(runtime, ask, client)
     turn.on_end.append(ticket.release)

@@ -24,9 +24,15 @@ _FIRST_SEGMENTS: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
+# Gemini's v1 methods (`/v1/models/<model>:generateContent`) share OpenAI's `/v1/models`.
+_GEMINI_METHODS = (":generateContent", ":streamGenerateContent", ":countTokens")
+
+
 def format_of_path(path: str) -> str:
     """The format whose clients call *path*: anthropic, ollama, gemini, or openai."""
     segments = tuple(path.strip("/").split("/"))
+    if segments[:2] == ("v1", "models") and segments[-1].endswith(_GEMINI_METHODS):
+        return "gemini"
     for prefix, name in _FIRST_SEGMENTS:
         if segments[: len(prefix)] == prefix:
             return name

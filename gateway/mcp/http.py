@@ -90,7 +90,7 @@ class LocalBench:
     async def verdict(self, verdict: dict[str, Any]) -> dict[str, Any]:
         try:
             checked = check_verdict(verdict, self.runtime.config.gateway)
-            written = await judge(
+            written, _ = await judge(
                 self.runtime, checked, by=self.client.name, owner=self.client.owner
             )
         except GatewayError as error:

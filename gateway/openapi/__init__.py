@@ -3,14 +3,14 @@
 A test checks every route of the app is described here (and nothing more), and that real
 replies validate against these schemas, so the description cannot drift from the code.
 `describe()` assembles it from one module per part: what they share (common), the records
-under /bench, and the client formats (OpenAI, Anthropic, Ollama and Gemini).
+under /bench and their figures, and the client formats (OpenAI, Anthropic, Ollama and Gemini).
 
 May import: panel (seat statuses, the reply's fields), store (the records' fields).
 """
 
 from __future__ import annotations
 
-from gateway.openapi import anthropic, common, ollama_gemini, openai, records
+from gateway.openapi import anthropic, common, figures, ollama_gemini, openai, records
 from gateway.openapi.common import Schema, operation
 
 __all__ = ["Schema", "describe"]
@@ -32,7 +32,7 @@ def describe() -> Schema:
                 **openai.CHAT_SCHEMAS,
                 **records.SCHEMAS,
                 "ModelList": openai.MODEL_LIST,
-                **records.FIGURES,
+                **figures.FIGURES,
                 **anthropic.SCHEMAS,
                 **ollama_gemini.SCHEMAS,
                 **openai.OPENAI_SCHEMAS,

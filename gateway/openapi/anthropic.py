@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.openapi.common import Schema, json_reply, ref
+from gateway.openapi.common import SEATS_HEADER, SESSION_PARAMETERS, Schema, json_reply, ref
 
 ANTHROPIC_REQUEST = {
     "type": "object",
@@ -112,6 +112,7 @@ def messages_ops() -> tuple[dict[str, Any], dict[str, Any]]:
         "responses": {
             "200": {
                 "description": "the panel's message (text/event-stream when stream is true)",
+                "headers": SEATS_HEADER,
                 "content": {
                     "application/json": {"schema": ref("AnthropicMessage")},
                     "text/event-stream": {"schema": {"type": "string"}},
@@ -122,6 +123,7 @@ def messages_ops() -> tuple[dict[str, Any], dict[str, Any]]:
         "parameters": [
             {"name": "X-Panel-Shape", "in": "header", "schema": {"type": "string"}},
             {"name": "X-Panel-With", "in": "header", "schema": {"type": "string"}},
+            *SESSION_PARAMETERS,
         ],
     }
     count = {

@@ -86,8 +86,32 @@ SEATS_HEADER = {
         "reply; on a stream the seated plan, each `seated` (final statuses are in the "
         "stream's bench)",
         "schema": {"type": "string"},
-    }
+    },
+    "X-Bench-Dropped": {
+        "description": "what of the request a model was not given, comma-separated as the "
+        "client named it (hint fields, hosted tools, `tools` on a panel); absent when nothing "
+        "was. Each call's record lists its own (`dropped`)",
+        "schema": {"type": "string"},
+    },
+    "X-Bench-Conversation": {
+        "description": "route mode: the conversation the turn belongs to",
+        "schema": {"type": "string"},
+    },
+    "X-Bench-Model": {
+        "description": "route mode: the member that answered (the reply's model names it too)",
+        "schema": {"type": "string"},
+    },
 }
+# The headers a client may name its session in (route mode's conversations, contract §11).
+SESSION_PARAMETERS = [
+    {
+        "name": "X-Bench-Conversation",
+        "in": "header",
+        "schema": {"type": "string"},
+        "description": "route mode: the session a turn continues (agents' own session headers "
+        "and ids in the body count too)",
+    }
+]
 
 
 def query(name: str, schema: Schema, description: str = "") -> Schema:

@@ -116,3 +116,15 @@ PATHS: dict[str, Any] = {
         }
     },
 }  # fmt: skip
+
+# Gemini's v1 methods, served as v1beta's (langchain-google-genai asks v1 by default).
+PATHS.update(
+    {
+        path.replace("/v1beta/", "/v1/", 1): PATHS[path]
+        for path in (
+            "/v1beta/models/{model}:generateContent",
+            "/v1beta/models/{model}:streamGenerateContent",
+            "/v1beta/models/{model}:countTokens",
+        )
+    }
+)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.openapi.common import NULLABLE_STR, SEATS_HEADER, Schema, json_reply, operation, ref
+from gateway.openapi.common import (
+    NULLABLE_STR,
+    SEATS_HEADER,
+    SESSION_PARAMETERS,
+    Schema,
+    json_reply,
+    operation,
+    ref,
+)
 
 USAGE: Schema = {
     "type": "object",
@@ -137,6 +145,7 @@ def chat_op() -> Schema:
     op["parameters"] = [
         {"name": "X-Panel-Shape", "in": "header", "schema": {"type": "string"}},
         {"name": "X-Panel-With", "in": "header", "schema": {"type": "string"}},
+        *SESSION_PARAMETERS,
     ]
     return {"post": op}
 

@@ -1,5 +1,6 @@
 """The records: verdicts, pending calls, panels, calls, conversations, models' figures and
-usage, each under /bench, each reaching only the caller's own records when keys are on."""
+usage, each under /bench, each reaching only the caller's own records when keys are on (the
+figures' schemas: gateway/openapi/figures.py)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,24 @@ RECORDED: Schema = {
     "properties": {"call": {"type": "string"}, "recorded": {"type": "boolean"}},
 }
 
+CURRENT_VERDICT: Schema = {
+    "type": ["object", "null"],
+    "description": "the call's current verdict (the newest of its history), or null",
+    "required": ["useful", "note", "real", "false", "created", "blind"],
+    "properties": {
+        "useful": {"type": "boolean"},
+        "note": {"type": ["string", "null"]},
+        "real": {"type": ["array", "null"], "items": {"type": "string"}},
+        "false": {"type": ["array", "null"], "items": {"type": "string"}},
+        "created": {"type": "number"},
+        "blind": {
+            "type": "boolean",
+            "description": "given on the dashboard with gateway.blind_judging, before the "
+            "seat's model was shown (a later verdict keeping the same `useful` keeps it)",
+        },
+    },
+}
+
 CALL_RECORD: Schema = {
     "type": "object",
     "required": [*CALL_FIELDS, "collection", "verdict"],
@@ -44,8 +63,9 @@ CALL_RECORD: Schema = {
         "status": SEAT["properties"]["status"],
         "seconds": NULLABLE_NUM,
         "first_token_s": NULLABLE_NUM,
-        "verdict": {"type": ["object", "null"]},
+        "verdict": CURRENT_VERDICT,
         "failed_over": {"type": ["array", "null"], "items": {"type": "object"}},
+        "dropped": {"type": ["array", "null"], "items": {"type": "string"}},
     },
 }
 CONVERSATION_RECORD: Schema = {
@@ -63,77 +83,6 @@ PANEL_RECORD: Schema = {
     "required": [*PANEL_FIELDS, "seats"],
     "properties": {"seats": {"type": "array", "items": {"type": "object"}}},
 }
-
-BENCH_MODELS: Schema = {
-    "type": "object",
-    "required": ["models"],
-    "properties": {
-        "models": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": [
-                    "alias",
-                    "connection",
-                    "role",
-                    "family",
-                    "seated",
-                    "answered",
-                    "useful",
-                    "judged",
-                    "last_seated",
-                    "cooling_until",
-                    "cooling_why",
-                    "rpd",
-                    "used_today",
-                ],
-                "properties": {
-                    "cooling_until": {"type": ["number", "null"]},
-                    "cooling_why": {"type": ["string", "null"]},
-                    "cooling_source": {
-                        "type": ["string", "null"],
-                        "description": "where the limit was learned: header <name>, body, "
-                        "config (an rpd cap), default",
-                    },
-                    "rpm_used": {"type": ["integer", "null"]},
-                    "rpd": {"type": ["integer", "null"], "description": "the configured rpd"},
-                    "used_today": {
-                        "type": "integer",
-                        "description": "calls started today (gateway.quota_day_tz)",
-                    },
-                },
-            },
-        }
-    },
-}
-
-_USAGE_SUMS = {name: {"type": "integer"} for name in ("calls", "tokens_in", "tokens_out", "errors")}
-BENCH_USAGE: Schema = {
-    "type": "object",
-    "required": ["month", "time_zone", "rows", "models", "totals"],
-    "properties": {
-        "month": {"type": "string", "description": "YYYY-MM"},
-        "time_zone": {"type": "string"},
-        "rows": {
-            "type": "array",
-            "description": "per day, model, connection and key",
-            "items": {
-                "type": "object",
-                "required": ["day", "alias", "connection", "key", *_USAGE_SUMS],
-                "properties": {
-                    "day": {"type": "string", "description": "YYYY-MM-DD"},
-                    "alias": {"type": "string"},
-                    "connection": {"type": "string"},
-                    "key": {"type": "string"},
-                    **_USAGE_SUMS,
-                },
-            },
-        },
-        "models": {"type": "array", "items": {"type": "object", "properties": _USAGE_SUMS}},
-        "totals": {"type": "object", "properties": _USAGE_SUMS},
-    },
-}
-
 
 _IDS: Schema = {"type": "array", "items": {"type": "string"}}
 PENDING_REQUEST: Schema = {
@@ -178,8 +127,6 @@ SCHEMAS: dict[str, Schema] = {
     "ConversationRecord": CONVERSATION_RECORD,
     "PanelPage": PANEL_PAGE,
 }
-# (ModelList, from the OpenAI part, sits between these and the figures in the description)
-FIGURES: dict[str, Schema] = {"BenchModels": BENCH_MODELS, "BenchUsage": BENCH_USAGE}
 
 PATHS: dict[str, Any] = {
     "/bench/verdict": {

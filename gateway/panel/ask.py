@@ -16,6 +16,8 @@ from typing import Any, cast
 from gateway.bodies import MAX_PART_VALUES, MAX_RESPONSE_FORMAT, values_within
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
+from gateway.panel.hints import NO_HINTS, Hints
+from gateway.panel.tool_text import as_text, carries_tools
 from routing import ROUTER_PANEL, conversation_text, estimate_tokens, has_images
 
 COLLECTION_PREFIX = "bench/"
@@ -70,6 +72,7 @@ class Ask:
     prompt: str
     merged: bool = False  # one merged answer instead of every answer side by side
     images: bool = False  # the messages carry images: a vision panel (gateway/panel/run.py)
+    hints: Hints = Hints()  # given to each seat that takes them, else named as dropped
 
     @classmethod
     def of(
@@ -83,6 +86,7 @@ class Ask:
         sampling: dict[str, Any],
         stream: bool,
         merged: bool,
+        hints: Hints = NO_HINTS,
     ) -> Ask:
         """An Ask whose prompt (the text the panel is recorded with, and its size estimated
         from) is read from the messages the one way every reader reads them: images appear in
@@ -101,6 +105,7 @@ class Ask:
             prompt=prompt,
             merged=merged,
             images=has_images(messages),
+            hints=hints,
         )
 
 
@@ -133,18 +138,12 @@ def reply_merged(asked: str | None, collection: str, config: Config) -> bool:
     return found is not None and found.reply == "merged"
 
 
-
-
-
-
-
-
 def chat_messages(messages: Any, max_messages: int) -> list[dict[str, Any]]:
-    """OpenAI chat messages, refused when a panel cannot take them (tools, unknown roles,
-    content that is neither a string nor a list of text and image parts, more than
-    *max_messages*, or
-    more content parts than that in all). Each is kept as role, content and name only: what a
-    seat is given is bounded by what was checked."""
+    """OpenAI chat messages, refused when a panel cannot take them (unknown roles, content that
+    is neither a string nor a list of text and image parts, more than *max_messages*, or more
+    content parts than that in all); earlier tool calls and results as text
+    (gateway/panel/tool_text.py). Each is kept as role, content and name only: what a seat is
+    given is bounded by what was checked."""
     if not isinstance(messages, list) or not messages:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")
     if len(messages) > max_messages:
@@ -162,12 +161,9 @@ def chat_messages(messages: Any, max_messages: int) -> list[dict[str, Any]]:
         role = message.get("role")
         if not isinstance(role, str):
             raise BadRequest(f"`{where}.role` must be a string.", param=where)
-        if role == "tool" or message.get("tool_calls") or message.get("function_call"):
-            raise BadRequest(
-                f"`{where}` carries a tool call or result; tools are not supported on a panel: "
-                "ask bench/<collection>:route for a tool-calling turn.",
-                param=where,
-            )
+        if carries_tools(message):  # earlier tool turns reach the seats as text
+            message = as_text(message)
+            role = message["role"]
         if role not in _ROLES:
             raise BadRequest(
                 f"`{where}.role` must be one of {', '.join(sorted(_ROLES))}.", param=where
@@ -227,8 +223,6 @@ def _check_content(content: Any, where: str) -> None:
 def _image_url(image: Any) -> bool:
     url = image.get("url") if isinstance(image, dict) else None
     return isinstance(url, str) and url.startswith(("https://", "http://", "data:image/"))
-
-
 
 
 def sampling_of(body: dict[str, Any]) -> dict[str, Any]:
@@ -331,3 +325,18 @@ def one_choice(body: dict[str, Any]) -> None:
             "(or one merged answer with bench/<collection>:merged).",
             param="n",
         )
+
+
+def refuse_demanded_call(choice: Any, field: str) -> None:
+    """A panel answers in prose, so a tool choice that demands a call (`required`, a named
+    function; Anthropic's `any` and `tool`; Responses' hosted or allowed tools) is refused,
+    naming route mode; `auto` and `none` ask for nothing a panel cannot give."""
+    if choice is None or choice in ("auto", "none"):
+        return
+    if isinstance(choice, dict) and choice.get("type") in ("auto", "none"):
+        return
+    raise BadRequest(
+        f"`{field}` demands a tool call, which a panel cannot make: it answers in prose, every "
+        "seat side by side. Ask bench/<collection>:route for a tool-calling turn.",
+        param=field,
+    )

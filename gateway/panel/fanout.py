@@ -22,10 +22,12 @@ from gateway.errors import (
     UpstreamRateLimited,
     UpstreamTimeout,
 )
+from gateway.panel.hints import NO_HINTS, Hints
 from gateway.panel.notices import provider_notice
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.state.limits import Permit, Refused
+from gateway.upstream.params import supported_params
 from routing import Panel
 
 log = logging.getLogger("bench.fanout")
@@ -68,6 +70,7 @@ class SeatResult:
     replaced_by: str | None = None
     started: float = 0.0
     finished: float | None = None
+    dropped: list[str] | None = None  # what of the request this seat's model was not given
 
     def row(self) -> dict[str, Any]:
         """The seat's record. Every field holds a plain value, so a shallow copy is the same as
@@ -95,6 +98,7 @@ class Fanout:
         counts: bool = True,
         stream: bool = False,
         permits: dict[str, Permit | Refused] | None = None,
+        hints: Hints = NO_HINTS,
     ) -> None:
         self.runtime = runtime
         self.panel_id = panel_id
@@ -102,6 +106,7 @@ class Fanout:
         self.plan = plan
         self.messages = messages
         self.sampling = sampling
+        self.hints = hints
         self.on_finish = on_finish
         self.counts = counts  # False for calls that are not panel seats (the merger)
         self.stream = stream  # stream the upstream calls
@@ -165,12 +170,15 @@ class Fanout:
             result.status, result.error, result.error_class = SeatStatus.COOLING, permit, "cooling"
             result.finished = result.started
             return result
+        params = runtime.config.litellm_params[alias]
+        kept, dropped = self.hints.resolve(supported_params(params["model"]))
+        result.dropped = list(dropped)
         began = time.monotonic()
         try:
             answer = await runtime.upstream.call(
-                runtime.config.litellm_params[alias],
+                params,
                 self.messages,
-                self.sampling,
+                {**self.sampling, **kept},
                 runtime.config.gateway.seat_timeout_s,
                 stream=self.stream,
                 max_answer_bytes=runtime.config.gateway.max_answer_bytes,

@@ -24,13 +24,14 @@ from gateway.errors import (
     PanelFailed,
     TooManyRequests,
 )
-from gateway.panel import reply
+from gateway.panel import hints, reply
 from gateway.panel.ask import Ask
 from gateway.panel.fanout import Fanout, SeatResult
 from gateway.panel.merger import Merge, merge
 from gateway.panel.reply import PanelFacts
 from gateway.runtime import Runtime
 from gateway.state.limits import Permit, Refused
+from gateway.upstream.params import supported_params
 
 log = logging.getLogger("bench.panel")
 
@@ -110,6 +111,7 @@ class PanelRun:
             on_finish=self._finished.put_nowait,
             stream=runtime.config.gateway.stream_seats == "always",
             permits=permits,
+            hints=ask.hints,
         )
         self._task: asyncio.Task[Outcome] | None = None
 
@@ -146,7 +148,18 @@ class PanelRun:
             "X-Bench-Panel": panel_id,
             "X-Panel-Shape": self.facts.shape,
             "X-Bench-Seats": json.dumps(seats, separators=(",", ":")),
+            **hints.header(self._dropped()),
         }
+
+    def _dropped(self) -> list[str]:
+        """What of the request some seat's model is not given: whatever no model takes, and each
+        hint a seated model's provider does not (each seat's own list is on its record)."""
+        ask, params = self.ask, self.runtime.config.litellm_params
+        dropped = list(ask.hints.dropped)
+        if ask.hints.offered:
+            for seat in self.facts.plan.seats:
+                dropped += ask.hints.resolve(supported_params(params[seat.alias]["model"]))[1]
+        return dropped
 
     def start(self) -> asyncio.Task[Outcome]:
         """Start the seats' calls as an app-owned task (once; later calls return the task)."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.config.schema import GatewaySettings
 from gateway.errors import BadRequest, NotFound
+from gateway.store.rows import settled_blind
 
 if TYPE_CHECKING:
     from gateway.runtime import Runtime
@@ -51,19 +52,35 @@ def check_verdict(body: dict[str, Any], settings: GatewaySettings) -> dict[str, 
     }
 
 
-async def judge(runtime: Runtime, verdict: dict[str, Any], *, by: str, owner: str | None) -> bool:
+async def judge(
+    runtime: Runtime,
+    verdict: dict[str, Any],
+    *,
+    by: str,
+    owner: str | None,
+    blind: bool = False,
+) -> tuple[bool, dict[str, Any]]:
     """Record a parsed verdict for a call *owner* may see (None: any) and move the live figures;
-    True when it was written (the same verdict again writes nothing). Another key's call is
-    unknown here, in the same words as a call that does not exist: existence does not leak."""
+    (written, the call's record with its verdict now); not written for the same verdict again.
+    Another key's call is unknown here, in the same words as a call that does not exist:
+    existence does not leak. *blind*: the verdict was given where the seat's model was hidden
+    (the dashboard with gateway.blind_judging); the store keeps that for a seat's first verdict
+    only."""
     call = await runtime.store.call(verdict["call"], owner=owner)
     outcome = None
     if call is not None:  # a key's own calls are in its scope: it was checked when asked
-        outcome = await runtime.store.record_verdict({**verdict, "key_name": by}, owner=owner)
+        given = {**verdict, "key_name": by, "blind": blind}
+        outcome = await runtime.store.record_verdict(given, owner=owner)
     if call is None or outcome is None:
         raise NotFound(f"Unknown call {verdict['call']!r}.", param="call")
     written, previous = outcome
-    if written:
-        prior = None if previous is None else bool(previous["useful"])
-        runtime.figures.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior)
-        await runtime.live.flush("verdict")
-    return written
+    if not written:
+        call["verdict"] = previous
+        return False, call
+    settled = settled_blind({**verdict, "blind": blind}, previous)
+    prior = None if previous is None else bool(previous["useful"])
+    flags = (settled, bool(previous and previous["blind"]))
+    runtime.figures.verdict(call["alias"], call["shape"], bool(verdict["useful"]), prior, flags)
+    await runtime.live.flush("verdict")
+    call["verdict"] = {**{k: verdict[k] for k in _FIELDS if k != "call"}, "blind": settled}
+    return True, call

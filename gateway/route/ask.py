@@ -1,6 +1,6 @@
-"""What an agent's turn asks for, in no client's format (`RouteAsk`), and whether a request asks
+"""What an agent's turn asks for, in no client's format (`RouteAsk`), whether a request asks
 for route mode at all (`wanted`): the `:route` suffix, `"bench": {"reply": "route"}`, or a
-collection whose `reply` is route."""
+collection whose `reply` is route; and the session it names, if any (`session_named`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from gateway.bodies import json_object
 from gateway.config.settings import Config
+from gateway.panel.hints import NO_HINTS, Hints
 
 ROUTE = ":route"
 
@@ -20,11 +21,35 @@ class RouteAsk:
     request: dict[str, Any]  # OpenAI chat kwargs passed on as they are (messages, tools, ...)
     stream: bool
     options: dict[str, Any] = field(default_factory=dict)  # the format's own (include_usage)
+    hints: Hints = NO_HINTS  # what each member is given where it takes it, or told was dropped
+    session: str | None = None  # the session the client names, if it names one
 
     @property
     def messages(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = self.request["messages"]
         return messages
+
+    @property
+    def continues(self) -> bool:
+        """Does the request carry earlier turns (an assistant message or a tool result)?"""
+        return any(m.get("role") in ("assistant", "tool", "function") for m in self.messages)
+
+
+# The headers agents name their sessions in, first the gateway's own: Claude Code's, Codex's
+# (`thread-id` before `session-id`: a sub-agent has its own thread), opencode's.
+SESSION_HEADERS = ("x-bench-conversation", "x-claude-code-session-id", "thread-id",
+                   "session-id", "x-session-id", "x-session-affinity")  # fmt: skip
+MAX_SESSION = 200  # characters of a session id kept
+
+
+def session_named(headers: dict[str, str], from_body: str | None) -> str | None:
+    """The session a request names: `X-Bench-Conversation`, else the one its body names (an
+    Anthropic `metadata.user_id`'s `session_id`, a Responses `prompt_cache_key`), else an
+    agent's session header; None when it names none. *headers* lower-cased."""
+    found = [headers.get(SESSION_HEADERS[0]), from_body]
+    found += [headers.get(name) for name in SESSION_HEADERS[1:]]
+    named = next((s.strip() for s in found if isinstance(s, str) and s.strip()), None)
+    return None if named is None else named[:MAX_SESSION]
 
 
 def wanted(model: Any, options: Any, config: Config) -> str | None:

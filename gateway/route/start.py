@@ -6,27 +6,28 @@ choice, tool calls and results, sampling). The member is the conversation's own 
 (gateway/state/conversations.py), else the best by verdicts (routing/route_order.py).
 
 A member that fails before its first piece (429, 5xx, no connection, nothing within
-`gateway.first_token_s`, an empty reply) hands the turn to the next, at most `route_tries`;
-its chunks are held until then, so an agent never sees half a turn from a member that then
-failed. After the first piece a failure is the stream's error, never a quiet, short success.
+`gateway.first_token_s`, an empty reply) hands the turn to the next, at most `route_tries`
+(gateway/route/member.py); its chunks are held until then, so an agent never sees half a turn
+from a member that then failed. A stream that breaks after its first piece is continued on the
+next member (gateway/route/turn.py), never passed off as a quiet, short success.
 Every turn is a call record `<conversation>.<turn>` (gateway/route/turn.py), so verdicts
 on route turns count for their members as a panel seat's do.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from collections.abc import Callable
 from typing import Any
 
 from gateway.access.keys import EVERYONE, Client
-from gateway.errors import NotFound, UpstreamError, UpstreamRateLimited, UpstreamTimeout
+from gateway.errors import NotFound
 from gateway.route.ask import ROUTE, RouteAsk
-from gateway.route.turn import Failure, RouteTurn, record_failed, refusal
+from gateway.route.member import Plan, next_opened
+from gateway.route.refusal import record_failed, refusal
+from gateway.route.turn import RouteTurn
 from gateway.runtime import Runtime
-from gateway.upstream.relay import chunks_of, close, max_output_of
 from routing import ROUTER_PANEL, content_text
 from routing.refusals import did_you_mean, echo
 from routing.route_order import MemberFigures, route_order
@@ -54,8 +55,12 @@ async def start_turn(
     members = collection.members
     shape = collection.shape or "general"
     key_name = client.name
-    key = (ask.collection, key_name, *_opening(ask.messages))
-    held = await runtime.live.begin_turn(key, members, client)
+    opening = _opening(ask.messages)
+    if ask.session is not None:  # the session the client names is the conversation
+        key, fresh = (ask.collection, key_name, SESSION, ask.session), False
+    else:  # else its opening, continued only by a request that carries earlier turns
+        key, fresh = (ask.collection, key_name, *opening), not ask.continues
+    held = await runtime.live.begin_turn(key, members, client, fresh)
     now = runtime.clock()
     cooling = runtime.rate_limits.cooling(now, members)
     evidence = runtime.figures.evidence(cooling, shape, aliases=members)
@@ -79,114 +84,36 @@ async def start_turn(
                 "collection": ask.collection,
                 "shape": shape,
                 "shape_by": "route",
-                "prompt": key[2] + ("\n\n" if key[2] else "") + key[3],
+                "prompt": opening[0] + ("\n\n" if opening[0] else "") + opening[1],
                 "key_name": key_name,
                 "skipped": [],
                 "notes": ["route"],
                 "reserves": [],
             }
         )
-    failures: list[Failure] = []
-    tries = 0
+    plan = Plan(order, config.gateway.route_tries)
     began = time.monotonic()
-    for alias in order:
-        if tries >= config.gateway.route_tries:
-            break
-        permit = await runtime.live.acquire(alias)
-        if isinstance(permit, str):
-            failures.append(Failure(alias, "cooling", permit))
-            continue
-        tries += 1
-        turn = RouteTurn(runtime, ask, held.conversation, held.turn, alias, shape, failures, began)
-        try:
-            if await _try(runtime, turn):
-                runtime.figures.seated(alias, runtime.clock())
-                runtime.live.settle_turn(key, members, alias)
-                return turn
-        finally:
-            permit.release()
+    opened = await next_opened(runtime, ask, plan, lambda alias: [ask.request])
+    if opened is not None:
+        runtime.live.settle_turn(key, members, opened.alias)
+        turn = held.turn
+        return RouteTurn(
+            runtime, ask, held.conversation, turn, opened.alias, shape, plan, began, key,
+            members, opened,
+        )  # fmt: skip
     await runtime.live.flush("turn end")  # the cooldowns learned on the way
-    await record_failed(runtime, ask, held.conversation, held.turn, shape, failures, began)
-    raise refusal(runtime, held.conversation, held.turn, failures)
+    await record_failed(runtime, ask, held.conversation, held.turn, shape, plan.failures, began)
+    raise refusal(runtime, held.conversation, held.turn, plan.failures)
 
 
-async def _try(runtime: Runtime, turn: RouteTurn) -> bool:
-    """Start the member's reply; True once it has a first piece, else its failure is noted."""
-    alias, settings = turn.alias, runtime.config.gateway
-    request = _capped(turn.ask.request, runtime, alias)
-    params = runtime.config.litellm_params[alias]
-    started = time.monotonic()
-    try:
-        async with asyncio.timeout(settings.first_token_s):
-            reply = await runtime.upstream.open_turn(
-                params, request, settings.seat_timeout_s, stream=turn.ask.stream
-            )
-            if not turn.ask.stream:
-                if _empty(reply):
-                    turn.failures.append(Failure(alias, "empty", "the model returned nothing"))
-                    return False
-                turn.response, turn.first_token_s = reply, round(time.monotonic() - started, 3)
-                return True
-            turn.stream = reply
-            async for chunk in chunks_of(reply):
-                turn.held.append(chunk)
-                if _has_piece(chunk):
-                    turn.first_token_s = round(time.monotonic() - started, 3)
-                    return True
-            turn.failures.append(Failure(alias, "empty", "the model returned nothing"))
-    except TimeoutError:
-        why = f"no first piece within {settings.first_token_s:g} s"
-        turn.failures.append(Failure(alias, "timeout", why))
-    except UpstreamRateLimited as exc:
-        until = runtime.rate_limits.cool(alias, exc.retry_after, "rate limited (429)")
-        error = f"{runtime.scrub(exc.message)} (cooling {until - runtime.clock():.0f} s)"
-        turn.failures.append(Failure(alias, "rate_limited", error))
-    except UpstreamError as exc:
-        status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
-        turn.failures.append(Failure(alias, status, runtime.scrub(exc.message) or exc.kind))
-    if turn.stream is not None:
-        await close(turn.stream)
-        turn.stream, turn.held = None, []
-    return False
-
-
-def _capped(request: dict[str, Any], runtime: Runtime, alias: str) -> dict[str, Any]:
-    """The request with `max_tokens` no higher than the member's known maximum output."""
-    model = runtime.config.catalog.model(alias)
-    most = max_output_of(model.served) if model is not None else None
-    if most is None:
-        return request
-    capped = dict(request)
-    for name in ("max_tokens", "max_completion_tokens"):
-        if isinstance(capped.get(name), int) and capped[name] > most:
-            capped[name] = most
-    return capped
-
-
-def _has_piece(chunk: Any) -> bool:
-    for choice in getattr(chunk, "choices", None) or ():
-        delta = choice.delta
-        if getattr(delta, "content", None) or getattr(delta, "tool_calls", None):
-            return True
-        if getattr(delta, "function_call", None):
-            return True
-    return False
-
-
-def _empty(response: Any) -> bool:
-    choices = getattr(response, "choices", None) or ()
-    if not choices:
-        return True
-    message = choices[0].message
-    return not (
-        (message.content or "").strip()
-        or getattr(message, "tool_calls", None)
-        or getattr(message, "function_call", None)
-    )
+# Stands where a conversation's system text would in the key of one known by its session: no
+# system text holds it.
+SESSION = "\x00session"
 
 
 def _opening(messages: list[dict[str, Any]]) -> tuple[str, str]:
-    """(system text, first user text): with the collection and key, what names a conversation."""
+    """(system text, first user text): with the collection and key, what names a conversation
+    that no session names."""
     system = "\n".join(
         content_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer")
     )

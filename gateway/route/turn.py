@@ -1,59 +1,78 @@
 """A route turn once a member has it: its reply relayed, and the call record it ends as.
 
-The turn is recorded when its reply ends: a plain reply at once, a stream when it ends, breaks
-off or the client hangs up (then by a task of its own, so the record never waits on a client).
-A turn no member answered is recorded too, with each member's failure, before the refusal that
-names them (gateway/route/start.py chooses and tries the members).
+Every member is read as a stream (gateway/route/member.py). A streamed turn relays each chunk as
+it comes; a plain one gathers them and replies once the answer is whole. A stream that breaks
+after its first piece is continued on the next member (gateway/route/continuation.py): in a
+streamed turn from the text the client already has, in a plain one (the client has nothing
+yet) by the next member answering whole. Either way the client gets one answer, and the record
+keeps it whole, with the member that broke off named among `failed_over`.
+
+The turn is recorded when its reply ends: a plain reply before it is sent, a stream when it
+ends, breaks off or the client hangs up (then by a task of its own, so the record never waits
+on a client). A turn no member answered is recorded too (gateway/route/refusal.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import PanelFailed, TooManyRequests, UpstreamError
+from gateway.errors import (
+    RouteStreamOverTime,
+    UpstreamAnswerTooLarge,
+    UpstreamBrokenStream,
+    UpstreamError,
+)
+from gateway.panel.hints import header
+from gateway.route import continuation
+from gateway.route.answer import Answer
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import with_keepalive
+from gateway.route.member import Failure, Opened, Plan, next_opened
+from gateway.route.refusal import refusal
+from gateway.route.watch import Watch
 from gateway.runtime import Runtime
-from gateway.upstream.relay import chunks_of, close
+from gateway.state.conversations import Key
+from gateway.upstream.params import takes_prefill
+from gateway.upstream.relay import chunks_of, close, whole_response
 
 _OWN_TASKS: set[asyncio.Task[Any]] = set()
 
 
 @dataclass
-class Failure:
-    alias: str
-    status: str  # rate_limited | cooling | error | timeout | empty
-    error: str
-
-    def view(self) -> dict[str, str]:
-        return {"alias": self.alias, "status": self.status, "error": self.error}
-
-
-@dataclass
 class RouteTurn:
-    """One turn, given to a member: its reply (plain) or its chunks (streamed, the first
-    already held), and what it is recorded as once it ends."""
+    """One turn, given to a member: its chunks (the first already held), the members left to
+    continue it, and what it is recorded as once it ends."""
 
     runtime: Runtime
     ask: RouteAsk
     conversation: str
     turn: int
-    alias: str
+    alias: str  # the member that answered (a streamed turn: began the answer)
     shape: str
-    failures: list[Failure]
+    plan: Plan  # the members left, should the stream break
     began: float
-    response: Any = None  # plain: litellm's ModelResponse
-    held: list[Any] = field(default_factory=list)  # streamed: chunks up to the first piece
-    stream: Any = None
-    first_token_s: float | None = None
+    key: Key
+    members: tuple[str, ...]
+    opened: Opened
+    response: Any = None  # plain: the whole reply, assembled
     recorded: bool = False
     on_end: list[Callable[[], None]] = field(default_factory=list)
     given: int = 0  # held chunks handed on so far
+    continued_by: str | None = None  # the member that finished a streamed answer
+
+    def __post_init__(self) -> None:
+        self.stream, self.held = self.opened.stream, self.opened.held
+        self.first_token_s, self.dropped = self.opened.first_token_s, self.opened.dropped
+        self.member = self.alias  # the member being read now
+        self.answer = Answer(self.runtime.config.gateway.max_answer_bytes)
+
+    @property
+    def failures(self) -> list[Failure]:
+        return self.plan.failures
 
     @property
     def call(self) -> str:
@@ -61,7 +80,8 @@ class RouteTurn:
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"X-Bench-Conversation": self.conversation, "X-Bench-Model": self.alias}
+        named = {"X-Bench-Conversation": self.conversation, "X-Bench-Model": self.alias}
+        return {**named, **header(self.dropped)}
 
     @property
     def bench(self) -> dict[str, Any]:
@@ -72,6 +92,7 @@ class RouteTurn:
             "turn": self.turn,
             "collection": self.ask.collection,
             "failed_over": [f.view() for f in self.failures],
+            "continued_by": self.continued_by,
         }
 
     def relayed(self) -> AsyncIterator[Any]:
@@ -83,22 +104,43 @@ class RouteTurn:
     def in_hand(self) -> bool:
         return self.given < len(self.held)
 
-    async def chunks(self) -> AsyncIterator[Any]:
-        """The streamed reply's chunks as they come, recorded when it ends (or breaks off, or
-        the client hangs up: then the record is written by a task of its own)."""
-        text: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        usage: Any = None
+    async def chunks(self, *, relayed: bool = True) -> AsyncIterator[Any]:
+        """The reply's chunks as they come, a broken stream continued, recorded when it ends
+        (or breaks off, or the client hangs up: then the record is written by a task of its
+        own). *relayed*: the client sees them as they come (else a plain turn gathers them)."""
         error: str | None = None
+        repeat: continuation.Repeat | None = None
+        settings = self.runtime.config.gateway
+        watch = self.watch = Watch(settings.stall_s, settings.route_stream_max_s)
+        read = 0
         try:
             for chunk in self.held:
-                _collect(chunk, text, calls)
+                self.answer.read(chunk)
                 self.given += 1
                 yield chunk
-            async for chunk in chunks_of(self.stream):
-                usage = getattr(chunk, "usage", None) or usage
-                _collect(chunk, text, calls)
-                yield chunk
+            while True:
+                try:
+                    async for chunk in watch.chunks(
+                        chunks_of(self.stream, settings.seat_timeout_s)
+                    ):
+                        passed = chunk if repeat is None else self._continuing(chunk, repeat)
+                        if passed is not None:
+                            self.answer.read(passed)
+                            yield passed
+                        read += 1
+                        if read % 64 == 0:  # chunks already in hand never keep the loop to one
+                            await asyncio.sleep(0)
+                    if self.answer.finish_reason is None:
+                        raise UpstreamBrokenStream("the stream ended before its finish")
+                    break
+                except UpstreamError as exc:
+                    opened = await self._continue(exc, relayed)
+                repeat = continuation.Repeat(self.answer.text) if relayed else None
+                for chunk in opened.held:
+                    passed = chunk if repeat is None else self._continuing(chunk, repeat)
+                    if passed is not None:
+                        self.answer.read(passed)
+                        yield passed
         except UpstreamError as exc:
             error = self.runtime.scrub(exc.message) or exc.kind
             raise
@@ -106,30 +148,107 @@ class RouteTurn:
             error = "the client hung up before the turn ended"
             raise
         finally:
-            answer = "".join(text) or (json.dumps(list(calls.values())) if calls else "")
-            row = self._row("error" if error else "ok", error, answer, usage)
-            task = asyncio.get_running_loop().create_task(self._record(row))
-            _OWN_TASKS.add(task)
-            task.add_done_callback(_OWN_TASKS.discard)
+            watch.close()
+            row = self._row("error" if error else "ok", error)
             self._ended()
             await close(self.stream)
+            if relayed:
+                task = asyncio.get_running_loop().create_task(self._record(row))
+                _OWN_TASKS.add(task)
+                task.add_done_callback(_OWN_TASKS.discard)
+            else:
+                await self._record(row)
+
+    async def _continue(self, exc: UpstreamError, relayed: bool) -> Opened:
+        """The next member that takes the turn on from where *exc* broke it; raise when it
+        cannot be continued (a tool call half sent, an answer over its limit) or nobody can."""
+        why = self.runtime.scrub(exc.message) or exc.kind
+        if isinstance(exc, RouteStreamOverTime) or (
+            relayed and isinstance(exc, UpstreamAnswerTooLarge)
+        ):
+            raise exc  # the client's bounds, not the member's fault: no one would do better
+        if relayed and self.answer.calls:
+            raise UpstreamBrokenStream(f"{why} (inside a tool call, which is never continued)")
+        sent = self.answer.text if relayed else ""
+        at = len(self.failures)
+
+        def forms(alias: str) -> list[dict[str, Any]]:
+            model = self.runtime.config.catalog.model(alias)
+            prefill = model is not None and (
+                model.prefill if model.prefill is not None else takes_prefill(model.served)
+            )
+            return continuation.forms(self.ask.request, sent, prefill)
+
+        try:
+            async with asyncio.timeout(self.watch.left()):
+                opened = await next_opened(self.runtime, self.ask, self.plan, forms)
+        except TimeoutError:
+            raise self.watch.over() from exc
+        if opened is None:
+            named = "; ".join(f"{f.alias} {f.status}: {f.error}" for f in self.failures[at:])
+            self.failures.insert(at, Failure(self.member, "error", f"broke off: {why}", exc.kind))
+            tried = f"; no member could continue it ({named})" if named else ""
+            raise UpstreamBrokenStream(f"{why}{tried}") from exc
+        how = "continued by" if relayed else "handed to"
+        broke = Failure(self.member, "error", f"{why}; {how} {opened.alias}", exc.kind)
+        self.failures.insert(at, broke)
+        await close(self.stream)
+        self.stream, self.held, self.member = opened.stream, opened.held, opened.alias
+        if relayed:
+            self.continued_by = opened.alias
+        else:  # nothing was sent: the answer is the new member's alone
+            self.answer.forget()
+            self.alias, self.dropped = opened.alias, opened.dropped
+        self.runtime.live.settle_turn(self.key, self.members, opened.alias)
+        return opened
+
+    def _continuing(self, chunk: Any, repeat: continuation.Repeat) -> Any:
+        """A continuing member's chunk as the client gets it: its text less a repeat of what
+        was sent, in the first member's id; None when nothing of it is left to send."""
+        kept = False
+        for choice in getattr(chunk, "choices", None) or ():
+            delta = choice.delta
+            if getattr(delta, "content", None):
+                delta.content = repeat.cut(delta.content)
+            if choice.finish_reason and (tail := repeat.rest()):
+                delta.content = (getattr(delta, "content", None) or "") + tail
+            if getattr(delta, "role", None):
+                delta.role = None
+            kept = kept or bool(delta.content or getattr(delta, "tool_calls", None))
+            kept = kept or bool(choice.finish_reason)
+        if not kept and not getattr(chunk, "usage", None):
+            return None
+        first = self.answer.first
+        if first is not None:
+            chunk.id, chunk.created = first.id, first.created
+        return chunk
 
     async def finish_plain(self) -> None:
-        message = self.response.choices[0].message
-        calls = [c.model_dump() for c in (getattr(message, "tool_calls", None) or [])]
-        answer = message.content or (json.dumps(calls) if calls else "")
-        self._ended()
-        await self._record(self._row("ok", None, answer, getattr(self.response, "usage", None)))
+        """Read the whole reply (a broken stream handed on), then assemble it: a plain turn's
+        reply. Raise the refusal that names every member when none could answer."""
+        try:
+            async for _ in self.chunks(relayed=False):
+                pass
+        except UpstreamError as exc:
+            if isinstance(exc, RouteStreamOverTime):
+                self.failures.append(Failure(self.member, "timeout", exc.message, exc.kind))
+            raise refusal(self.runtime, self.conversation, self.turn, self.failures) from exc
+        got = self.answer
+        self.response = whole_response(
+            got.first, got.text, "".join(got.reasoning), got.whole_calls(), got.finish_reason,
+            got.usage,
+        )  # fmt: skip
 
     def _ended(self) -> None:
         for callback in self.on_end:
             callback()
         self.on_end.clear()
 
-    def _row(self, status: str, error: str | None, answer: str, usage: Any) -> dict[str, Any]:
+    def _row(self, status: str, error: str | None) -> dict[str, Any]:
         model = self.runtime.config.catalog.model(self.alias)
         assert model is not None
         now = self.runtime.clock()
+        usage = self.answer.usage
         return {
             "id": self.call,
             "panel_id": self.conversation,
@@ -145,10 +264,11 @@ class RouteTurn:
             "first_token_s": self.first_token_s,
             "tokens_in": getattr(usage, "prompt_tokens", 0) or 0,
             "tokens_out": getattr(usage, "completion_tokens", 0) or 0,
-            "answer": answer,
+            "answer": self.answer.recorded(),
             "started": now - (time.monotonic() - self.began),
             "finished": now,
             "failed_over": [f.view() for f in self.failures],
+            "dropped": list(self.dropped),
         }
 
     async def _record(self, row: dict[str, Any]) -> None:
@@ -159,75 +279,3 @@ class RouteTurn:
             self.runtime.figures.answered(self.alias)
         await self.runtime.live.flush("turn end")
         await self.runtime.store.add_call(row)
-
-
-def _collect(chunk: Any, text: list[str], calls: dict[int, dict[str, Any]]) -> None:
-    """Keep what the record needs of a chunk: its text, and its tool calls assembled."""
-    for choice in getattr(chunk, "choices", None) or ():
-        delta = choice.delta
-        if getattr(delta, "content", None):
-            text.append(delta.content)
-        for part in getattr(delta, "tool_calls", None) or ():
-            call = calls.setdefault(part.index or 0, {"id": None, "name": "", "arguments": ""})
-            call["id"] = part.id or call["id"]
-            if part.function is not None:
-                call["name"] += part.function.name or ""
-                call["arguments"] += part.function.arguments or ""
-
-
-async def record_failed(
-    runtime: Runtime,
-    ask: RouteAsk,
-    conversation: str,
-    turn: int,
-    shape: str,
-    failures: list[Failure],
-    began: float,
-) -> None:
-    last = failures[-1] if failures else Failure(ask.collection, "error", "no member to try")
-    model = runtime.config.catalog.model(last.alias)
-    now = runtime.clock()
-    await runtime.store.add_call(
-        {
-            "id": f"{conversation}.{turn}",
-            "panel_id": conversation,
-            "seat": f"turn{turn}",
-            "alias": last.alias,
-            "model": model.served if model else "",
-            "connection": model.connection if model else "",
-            "shape": shape,
-            "status": last.status,
-            "error": last.error,
-            "error_class": last.status,
-            "seconds": round(time.monotonic() - began, 3),
-            "started": now,
-            "finished": now,
-            "failed_over": [f.view() for f in failures[:-1]],
-        }
-    )
-
-
-def refusal(
-    runtime: Runtime, conversation: str, turn: int, failures: list[Failure]
-) -> PanelFailed | TooManyRequests:
-    bench = {
-        "bench": {
-            "conversation": conversation,
-            "call": f"{conversation}.{turn}",
-            "turn": turn,
-            "failed_over": [f.view() for f in failures],
-        }
-    }
-    headers = {"X-Bench-Conversation": conversation}
-    named = "; ".join(f"{f.alias} {f.status}: {f.error}" for f in failures) or "no member"
-    if failures and all(f.status in ("rate_limited", "cooling") for f in failures):
-        seconds = runtime.rate_limits.retry_after(f.alias for f in failures)
-        return TooManyRequests(
-            f"Every member tried for turn {conversation}.{turn} is rate limited or cooling "
-            f"({named}); try again in {seconds} s.",
-            headers={**headers, "Retry-After": str(seconds)},
-            extra=bench,
-        )
-    return PanelFailed(
-        f"No member answered turn {conversation}.{turn}: {named}.", headers=headers, extra=bench
-    )

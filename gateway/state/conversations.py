@@ -2,8 +2,11 @@
 how many turns it has had.
 
 Why on the board: an agent's next turn may land on any worker, and it must find the same member
-and the next turn number there. A conversation is known by (collection, key, system text, first
-user text), which an agent resends every turn; it is forgotten after an hour idle.
+and the next turn number there. A conversation is known by (collection, key, and either the
+session the client names or the conversation's system and first user text, which an agent
+resends every turn); it is forgotten after an hour idle. A request that continues no
+conversation (no session named, no earlier turn in it) starts a new one even when its text
+equals a live one's (`fresh`): two sessions opened with one prompt are two conversations.
 
 Board cells are never freed, so the table is a fixed number of buckets, each holding one
 conversation (the digest of its key, its id, its turns; its member as an index into the
@@ -43,14 +46,15 @@ class Conversations:
         self.board, self.clock = board, clock
         self.journal = journal  # a shared live state (gateway/state) sends `settle` on
 
-    def begin(self, key: Key, members: Sequence[str]) -> Turn:
-        """The conversation *key* belongs to (a new one if none is live), and its next turn."""
+    def begin(self, key: Key, members: Sequence[str], fresh: bool = False) -> Turn:
+        """The conversation *key* belongs to (a new one if none is live, or if *fresh*: the
+        request continues none), and its next turn."""
         digest, cell = _digest(key), _cell(key)
         now = self.clock()
         with self.board.locked():
             index, last = self.board.numbers(cell)
             held = self.board.text(cell).split(" ")
-            if len(held) == 3 and held[0] == digest and now - last < IDLE_S:
+            if not fresh and len(held) == 3 and held[0] == digest and now - last < IDLE_S:
                 turn = int(held[2]) + 1
                 member = members[int(index) - 1] if 0 < index <= len(members) else None
                 self.board.write(cell, index, now, text=f"{digest} {held[1]} {turn}")
@@ -75,10 +79,10 @@ def new_conversation() -> str:
     return "c" + secrets.token_hex(6)
 
 
-def converse_op(key: Key, conversation: str) -> list[Any]:
+def converse_op(key: Key, conversation: str, fresh: bool = False) -> list[Any]:
     """The shared state's operation for `begin` (gateway/state/live.lua): *conversation* is
-    the id a new conversation takes."""
-    return ["converse", _cell(key), _digest(key), IDLE_S, conversation]
+    the id a new conversation takes; *fresh*, begin's."""
+    return ["converse", _cell(key), _digest(key), IDLE_S, conversation, fresh]
 
 
 def turn_of(reply: list[str], members: Sequence[str]) -> Turn:

@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 
 from gateway.state.board import Board
 from routing import Evidence, Standing
-from routing.evidence import DECAY, recent_after, recent_from_totals
+from routing.evidence import DECAY, recent_after, recent_from_totals, wilson
 
 _LOADED, _LATEST = "ledger:loaded", "ledger:latest"
 LATEST = _LATEST  # the time of the latest seating (a shared state marks seats with it too)
@@ -28,6 +28,11 @@ class ModelFigures(TypedDict):
     answered: int
     useful: int
     judged: int
+    blind_useful: int  # of `useful` and `judged`, those given before the seat's model was shown
+    blind_judged: int
+    # Wilson's interval of the useful rate that routing ranks by: its recent weights (each
+    # verdict a little less than the next), summed over the shapes
+    useful_interval: list[float]
     last_seated: float | None
 
 
@@ -81,6 +86,8 @@ class Figures:
                         ),
                     )
                 board.add(_verdicts(row["alias"]), useful, judged)
+                blind = (row.get("blind_useful") or 0, row.get("blind_judged") or 0)
+                board.add(_blind(row["alias"]), *blind)
             for alias, window in windows.items():
                 if alias in known:
                     board.write(_window(alias), window)
@@ -120,12 +127,29 @@ class Figures:
         if self.journal is not None:
             self.journal.append(["add", _answered(alias), 1, 0])
 
-    def verdict(self, alias: str, shape: str, useful: bool, previous: bool | None) -> None:
+    def verdict(
+        self,
+        alias: str,
+        shape: str,
+        useful: bool,
+        previous: bool | None,
+        blind: tuple[bool, bool] = (False, False),
+    ) -> None:
         """Count a verdict, replacing the call's previous one (None: it had none). The recent
         figures weigh a new verdict fully and older ones a little less each time; a replaced
-        verdict is corrected where it stands."""
+        verdict is corrected where it stands. *blind*: whether this verdict and the one it
+        replaces were given blind (they are counted apart too; routing reads them alike)."""
         useful_change = (1 if useful else 0) - (1 if previous else 0)
         judged_change = 1 if previous is None else 0
+        now_blind, was_blind = blind[0], blind[1] and previous is not None
+        blind_change = (
+            (1 if now_blind and useful else 0) - (1 if was_blind and previous else 0),
+            int(now_blind) - int(was_blind),
+        )
+        if blind_change != (0, 0):
+            self.board.add(_blind(alias), *blind_change)
+            if self.journal is not None:
+                self.journal.append(["add", _blind(alias), *blind_change])
         if self.journal is not None:
             cells = [_verdicts(alias, shape), _verdicts(alias), _recent(alias, shape)]
             replaced = previous is not None
@@ -174,12 +198,18 @@ class Figures:
         with self.board.locked():
             seated, last = self.board.numbers(_seated(alias))
             useful, judged = self.board.numbers(_verdicts(alias))
+            blind_useful, blind_judged = self.board.numbers(_blind(alias))
             answered = self.board.numbers(_answered(alias))[0]
+            recent = [self.board.numbers(_recent(alias, shape)) for shape in self.shapes]
+        interval = wilson(sum(r[0] for r in recent), sum(r[1] for r in recent))
         return {
             "seated": int(seated),
             "answered": int(answered),
             "useful": int(useful),
             "judged": int(judged),
+            "blind_useful": int(blind_useful),
+            "blind_judged": int(blind_judged),
+            "useful_interval": list(interval),
             "last_seated": float(last) if seated else None,
         }
 
@@ -205,6 +235,11 @@ def _verdicts(alias: str, shape: str | None = None) -> str:
     """(useful, judged) on one shape, or on every shape together. (Aliases and shapes may hold
     any printable character, so a control character keeps the two apart.)"""
     return f"verdicts:{alias}" if shape is None else f"verdicts:{alias}\x1f{shape}"
+
+
+def _blind(alias: str) -> str:
+    """(useful, judged) of the verdicts on every shape given blind."""
+    return f"blind:{alias}"
 
 
 def _recent(alias: str, shape: str) -> str:

@@ -283,10 +283,10 @@ function ops.use(op) -- {use, [ring, ...], stale_s}: calls counted against each 
   return counts
 end
 
-function ops.converse(op) -- {converse, cell, digest, idle_s, new id}: a route conversation's turn
+function ops.converse(op) -- {converse, cell, digest, idle_s, new id, fresh}: a route turn
   local index, last, text = read(op[2])
   local digest, id, turn = string.match(text, '^(%S+) (%S+) (%S+)$')
-  if digest == op[3] and now - last < op[4] then
+  if op[6] ~= true and digest == op[3] and now - last < op[4] then
     turn = tonumber(turn) + 1
     write(op[2], index, now, digest .. ' ' .. id .. ' ' .. turn)
     return {'held', id, tostring(turn), fmt(index)}

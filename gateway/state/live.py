@@ -47,8 +47,11 @@ class LiveState(Protocol):
     async def refresh(self) -> None:
         """Bring the board up to date before it is shown (`/bench/models`, the dashboard)."""
 
-    async def begin_turn(self, key: Key, members: tuple[str, ...], client: Client) -> Turn:
-        """A route conversation's next turn (and *client*'s rpm, for a shared state)."""
+    async def begin_turn(
+        self, key: Key, members: tuple[str, ...], client: Client, fresh: bool = False
+    ) -> Turn:
+        """A route conversation's next turn (and *client*'s rpm, for a shared state); *fresh*:
+        the request continues no conversation, so it starts one whatever *key* holds."""
 
     def settle_turn(self, key: Key, members: tuple[str, ...], member: str) -> None: ...
 

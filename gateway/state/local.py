@@ -55,8 +55,10 @@ class LocalState:
     async def refresh(self) -> None:
         return None
 
-    async def begin_turn(self, key: Key, members: tuple[str, ...], client: Client) -> Turn:
-        return self.conversations.begin(key, members)
+    async def begin_turn(
+        self, key: Key, members: tuple[str, ...], client: Client, fresh: bool = False
+    ) -> Turn:
+        return self.conversations.begin(key, members, fresh)
 
     def settle_turn(self, key: Key, members: tuple[str, ...], member: str) -> None:
         self.conversations.settle(key, members, member)

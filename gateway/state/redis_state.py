@@ -276,18 +276,21 @@ class RedisState:
                 (counts,) = await self.link.step([["use", self.rings, self.stale_s]], "refresh")
                 self._use = dict(zip(self.rings, map(int, counts), strict=True))
 
-    async def begin_turn(self, key: Key, members: tuple[str, ...], client: Client) -> Turn:
+    async def begin_turn(
+        self, key: Key, members: tuple[str, ...], client: Client, fresh: bool = False
+    ) -> Turn:
         if self.link.up:
             take = self._key_take(client, self.clock())
             ops = [take] if take else []
             with contextlib.suppress(Down):
-                results = await self.link.step([*ops, converse_op(key, new_conversation())], "turn")
+                converse = converse_op(key, new_conversation(), fresh)
+                results = await self.link.step([*ops, converse], "turn")
                 if take and results[0][0] != "ok":
                     answer = results[0]
                     raise over_rpm(client, float(answer[2]) if answer[2] else None, self.clock())
                 return turn_of(results[-1], members)
         self.keys.spend(client)
-        return self.conversations.begin(key, members)
+        return self.conversations.begin(key, members, fresh)
 
     def settle_turn(self, key: Key, members: tuple[str, ...], member: str) -> None:
         self.conversations.settle(key, members, member)

@@ -25,7 +25,7 @@ from gateway.store.postgres import PostgresStore
 CHUNK = 1_000
 
 _KEY_FIELDS = ("name", "digest", "last4", "collections", "rpm", "created", "last_used", "revoked")
-_VERDICT_FIELDS = ("call_id", "useful", "note", "real", "false", "created", "key_name")
+_VERDICT_FIELDS = ("call_id", "useful", "note", "real", "false", "created", "key_name", "blind")
 
 # (table, fields, how a row already copied is recognised); JSON fields stay text on both sides.
 _TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -34,8 +34,8 @@ _TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
         "verdicts",
         _VERDICT_FIELDS,
-        'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name) '
-        "SELECT %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS "
+        'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name, blind) '
+        "SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS "
         "(SELECT 1 FROM verdicts WHERE call_id = %s AND created = %s)",
     ),
     ("gateway_keys", _KEY_FIELDS, insert_sql("gateway_keys", _KEY_FIELDS, skip_existing=True)),
@@ -100,8 +100,19 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
     return copied
 
 
+# Columns a store not yet opened by this version lacks, and what its rows mean there.
+_ADDED_LATER = {
+    ("verdicts", "blind"): "0",  # 0009_blind_verdicts: every earlier verdict open
+    ("calls", "dropped"): "NULL",  # 0010_dropped_hints: nothing was named dropped before
+}
+
+
 def _chunks(db: sqlite3.Connection, table: str, fields: tuple[str, ...]) -> Iterator[list[Any]]:
-    names = ", ".join(f'"{name}"' for name in fields)
+    present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    names = ", ".join(
+        f'"{name}"' if name in present else _ADDED_LATER.get((table, name), f'"{name}"')
+        for name in fields
+    )
     rows = db.execute(f"SELECT {names} FROM {table} ORDER BY rowid")
     while chunk := rows.fetchmany(CHUNK):
         yield [list(row) for row in chunk]

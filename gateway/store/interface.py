@@ -42,6 +42,7 @@ CALL_FIELDS = (
     "started",
     "finished",
     "failed_over",  # route mode: the members that failed the turn before this one answered
+    "dropped",  # what of the request this model could not be given (X-Bench-Dropped)
 )
 
 

@@ -131,6 +131,20 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         DROP INDEX IF EXISTS calls_by_panel;
         """,
+    ),  # A verdict given on the dashboard's blind page (gateway.blind_judging), before its seat's
+    # model was shown: 1. Every earlier verdict was open (0).
+    (
+        "0009_blind_verdicts",
+        """
+        ALTER TABLE verdicts ADD COLUMN blind INTEGER NOT NULL DEFAULT 0;
+        """,
+    ),  # What of each request its model could not be given (hint fields, hosted tools, tools on
+    # a panel), named as the client sent them: the record says what X-Bench-Dropped said.
+    (
+        "0010_dropped_hints",
+        """
+        ALTER TABLE calls ADD COLUMN dropped TEXT;
+        """,
     ),
 )
 

@@ -84,7 +84,8 @@ def _seats_of(db: sqlite3.Connection, panel_ids: list[str]) -> dict[str, list[di
     rows = db.execute(  # CROSS JOIN: SQLite keeps that order, each wanted id then its range
         f"WITH wanted(id) AS (VALUES {marks}) "
         "SELECT c.id, c.panel_id, c.seat, c.alias, c.connection, c.status, c.error, c.seconds, "
-        "c.answer, c.replaces, c.replaced_by, c.started, v.useful AS v_useful, v.note AS v_note "
+        "c.answer, c.replaces, c.replaced_by, c.started, v.useful AS v_useful, v.note AS v_note, "
+        "v.blind AS v_blind "
         f"FROM wanted w CROSS JOIN calls c ON {seat_range('w.id')} "
         "LEFT JOIN verdicts v ON v.id = (SELECT MAX(id) FROM verdicts WHERE call_id = c.id) "
         "ORDER BY c.started, c.rowid",
@@ -93,9 +94,11 @@ def _seats_of(db: sqlite3.Connection, panel_ids: list[str]) -> dict[str, list[di
     found: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         seat = dict(row)
-        useful, note = seat.pop("v_useful"), seat.pop("v_note")
+        useful, note, blind = seat.pop("v_useful"), seat.pop("v_note"), seat.pop("v_blind")
         seat["call"] = seat.pop("id")
-        seat["verdict"] = None if useful is None else {"useful": bool(useful), "note": note}
+        seat["verdict"] = (
+            None if useful is None else {"useful": bool(useful), "note": note, "blind": bool(blind)}
+        )
         seat["owed"] = seat["status"] == "ok" and seat["seat"] != "merger" and useful is None
         found.setdefault(seat["panel_id"], []).append(seat)
     return found

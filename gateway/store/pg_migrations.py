@@ -142,6 +142,19 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         DROP INDEX IF EXISTS calls_by_panel;
         """,
+    ),  # (a constant default: PostgreSQL adds the column without rewriting the table)
+    (
+        "0009_blind_verdicts",
+        """
+        ALTER TABLE verdicts ADD COLUMN blind INTEGER NOT NULL DEFAULT 0;
+        """,
+    ),  # What of each request its model could not be given (hint fields, hosted tools, tools on
+    # a panel), named as the client sent them: the record says what X-Bench-Dropped said.
+    (
+        "0010_dropped_hints",
+        """
+        ALTER TABLE calls ADD COLUMN dropped TEXT;
+        """,
     ),
 )
 

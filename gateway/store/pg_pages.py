@@ -85,7 +85,8 @@ async def _seats_of(db: AsyncConnection[Row], panel_ids: list[str]) -> dict[str,
         return {}
     found = await db.execute(
         "SELECT c.id, c.panel_id, c.seat, c.alias, c.connection, c.status, c.error, c.seconds, "
-        "c.answer, c.replaces, c.replaced_by, c.started, v.useful AS v_useful, v.note AS v_note "
+        "c.answer, c.replaces, c.replaced_by, c.started, v.useful AS v_useful, v.note AS v_note, "
+        "v.blind AS v_blind "
         f"FROM unnest(%s::text[]) AS w(id) JOIN calls c ON {seat_range('w.id')} "
         "LEFT JOIN verdicts v ON v.id = (SELECT MAX(id) FROM verdicts WHERE call_id = c.id) "
         "ORDER BY c.started, c.seq",
@@ -94,9 +95,11 @@ async def _seats_of(db: AsyncConnection[Row], panel_ids: list[str]) -> dict[str,
     seats: dict[str, list[Row]] = {}
     for row in await found.fetchall():
         seat = dict(row)
-        useful, note = seat.pop("v_useful"), seat.pop("v_note")
+        useful, note, blind = seat.pop("v_useful"), seat.pop("v_note"), seat.pop("v_blind")
         seat["call"] = seat.pop("id")
-        seat["verdict"] = None if useful is None else {"useful": bool(useful), "note": note}
+        seat["verdict"] = (
+            None if useful is None else {"useful": bool(useful), "note": note, "blind": bool(blind)}
+        )
         seat["owed"] = seat["status"] == "ok" and seat["seat"] != "merger" and useful is None
         seats.setdefault(seat["panel_id"], []).append(seat)
     return seats

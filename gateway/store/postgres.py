@@ -22,7 +22,14 @@ from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.pg_keys import PostgresKeysAndLimits
 from gateway.store.pg_link import POOL_SIZE, PostgresLink
 from gateway.store.pg_writes import GATHER_S, PATIENCE
-from gateway.store.rows import Row, insert_verdict, load, load_verdict, repeats
+from gateway.store.rows import (
+    CURRENT_VERDICT,
+    Row,
+    insert_verdict,
+    load,
+    load_verdict,
+    repeats,
+)
 from gateway.store.spill import Spill
 
 _CALL_COLUMNS = ", ".join(f'c."{name}"' for name in CALL_FIELDS)
@@ -85,7 +92,7 @@ class PostgresStore:
             previous = await _current_verdict(db, verdict["call"])
             if repeats(verdict, previous):
                 return False, previous
-            await db.execute(*insert_verdict(verdict, "%s"))
+            await db.execute(*insert_verdict(verdict, previous, "%s"))
             return True, previous
 
     # Reads by primary key, filtered by the panel's key name in the same indexed lookup.
@@ -168,7 +175,8 @@ class PostgresStore:
             return await pg_pages.change_marker(db)
 
     async def standings(self) -> Row:
-        """Per alias: seated, answered, last seated; per (alias, shape): useful and judged."""
+        """Per alias: seated, answered, last seated; per (alias, shape): useful and judged, and
+        how many of each were given blind."""
         async with self.link.connection() as db:
             seats = await db.execute(
                 "SELECT alias, COUNT(*) AS seated, COUNT(*) FILTER (WHERE status = 'ok') "
@@ -176,7 +184,8 @@ class PostgresStore:
                 "GROUP BY alias"
             )
             verdicts = await db.execute(
-                "SELECT c.alias, c.shape, SUM(v.useful) AS useful, COUNT(*) AS judged "
+                "SELECT c.alias, c.shape, SUM(v.useful) AS useful, COUNT(*) AS judged, "
+                "SUM(v.blind) AS blind_judged, SUM(v.useful * v.blind) AS blind_useful "
                 "FROM verdicts v JOIN calls c ON c.id = v.call_id "
                 "WHERE v.id IN (SELECT MAX(id) FROM verdicts GROUP BY call_id) "
                 "GROUP BY c.alias, c.shape"
@@ -245,8 +254,7 @@ class PostgresStore:
 
 async def _current_verdict(db: AsyncConnection[Row], call_id: str) -> Row | None:
     found = await db.execute(
-        'SELECT useful, note, "real", "false", created FROM verdicts '
-        "WHERE call_id = %s ORDER BY id DESC LIMIT 1",
+        CURRENT_VERDICT + "WHERE call_id = %s ORDER BY id DESC LIMIT 1",
         (call_id,),
     )
     row = await found.fetchone()

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 Row = dict[str, Any]
 
 # Columns holding JSON: `dump` writes them, `load` reads them back.
-JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over")
+JSON_FIELDS = ("skipped", "notes", "reserves", "real", "false", "failed_over", "dropped")
 KEY_COLUMNS = "name, digest, last4, collections, rpm, created, last_used, revoked"
 # what a verdict says; one saying what the call's current verdict says is not written again
 _SAYS = ("useful", "note", "real", "false")
@@ -61,7 +61,17 @@ def repeats(verdict: Row, previous: Row | None) -> bool:
     return previous is not None and all(previous[k] == verdict.get(k) for k in _SAYS)
 
 
-def insert_verdict(verdict: Row, mark: str) -> tuple[str, tuple[Any, ...]]:
+def settled_blind(verdict: Row, previous: Row | None) -> bool:
+    """Whether *verdict* is recorded as blind. Its `blind` says the seat's model was hidden
+    when it was given; that holds only for a seat's first verdict, since a judged seat shows
+    its model. A later one that keeps the same `useful` (a note or claims added) keeps the
+    earlier one's flag: what was judged blind is still the same judgement."""
+    if previous is None:
+        return bool(verdict.get("blind"))
+    return bool(previous.get("blind")) and previous["useful"] == bool(verdict["useful"])
+
+
+def insert_verdict(verdict: Row, previous: Row | None, mark: str) -> tuple[str, tuple[Any, ...]]:
     """A verdict's INSERT and its values: a new row, the call's earlier verdicts kept."""
     values = (
         verdict["call"],
@@ -71,14 +81,23 @@ def insert_verdict(verdict: Row, mark: str) -> tuple[str, tuple[Any, ...]]:
         dump("false", verdict.get("false")),
         time.time(),
         verdict.get("key_name"),
+        int(settled_blind(verdict, previous)),
     )
-    sql = 'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name) VALUES '
+    sql = (
+        'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name, blind) '
+        "VALUES "
+    )
     return sql + _marks(mark, len(values)), values
+
+
+# A call's current verdict, as both stores read it (the newest of its history).
+CURRENT_VERDICT = 'SELECT useful, note, "real", "false", created, blind FROM verdicts '
 
 
 def load_verdict(row: SupportsKeysAndGetItem[str, Any]) -> Row:
     verdict = load(row)
     verdict["useful"] = bool(verdict["useful"])
+    verdict["blind"] = bool(verdict["blind"])
     return verdict
 
 

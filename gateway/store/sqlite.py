@@ -20,7 +20,7 @@ from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from gateway.store import pages
-from gateway.store.rows import insert_verdict, load, load_verdict, repeats
+from gateway.store.rows import CURRENT_VERDICT, insert_verdict, load, load_verdict, repeats
 from gateway.store.sqlite_keys import SqliteKeysAndLimits
 from gateway.store.sqlite_writer import SqliteWriter
 
@@ -73,14 +73,13 @@ class SqliteStore:
         previous = self._current_verdict(verdict["call"])
         if repeats(verdict, previous):
             return False, previous
-        db.execute(*insert_verdict(verdict, "?"))
+        db.execute(*insert_verdict(verdict, previous, "?"))
         return True, previous
 
     def _current_verdict(self, call_id: str) -> dict[str, Any] | None:
         assert self.writer.db is not None
         row = self.writer.db.execute(
-            'SELECT useful, note, "real", "false", created FROM verdicts '
-            "WHERE call_id = ? ORDER BY id DESC LIMIT 1",
+            CURRENT_VERDICT + "WHERE call_id = ? ORDER BY id DESC LIMIT 1",
             (call_id,),
         ).fetchone()
         return None if row is None else load_verdict(row)
@@ -186,7 +185,8 @@ class SqliteStore:
         return await self.writer.run(self._standings)
 
     def _standings(self) -> dict[str, Any]:
-        """Per alias: seated, answered, last seated; per (alias, shape): useful and judged."""
+        """Per alias: seated, answered, last seated; per (alias, shape): useful and judged, and
+        how many of each were given blind."""
         db = self.writer.db
         assert db is not None
         seats = db.execute(
@@ -194,7 +194,8 @@ class SqliteStore:
             "MAX(started) AS last_seated FROM calls WHERE seat != 'merger' GROUP BY alias"
         ).fetchall()
         verdicts = db.execute(
-            "SELECT c.alias, c.shape, SUM(v.useful) AS useful, COUNT(*) AS judged "
+            "SELECT c.alias, c.shape, SUM(v.useful) AS useful, COUNT(*) AS judged, "
+            "SUM(v.blind) AS blind_judged, SUM(v.useful * v.blind) AS blind_useful "
             "FROM verdicts v JOIN calls c ON c.id = v.call_id "
             "WHERE v.id IN (SELECT MAX(id) FROM verdicts GROUP BY call_id) "
             "GROUP BY c.alias, c.shape"

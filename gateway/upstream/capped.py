@@ -45,6 +45,13 @@ def capped(raw_bytes: int, answer_bytes: int) -> Iterator[None]:
         _CAP.reset(token)
 
 
+def raw_cap(limit: int, stream: bool) -> int:
+    """Raw bytes to read for an answer of at most *limit* bytes of text: a plain answer is one
+    JSON document (escapes may take 6 bytes for one), a streamed one wraps every token or two
+    in a chunk of a few hundred bytes of JSON."""
+    return (64 if stream else 8) * limit + 65536
+
+
 def too_large_in(exc: BaseException | None) -> AnswerTooLarge | None:
     """The AnswerTooLarge somewhere in *exc*'s cause chain (litellm and the SDK wrap it)."""
     seen: set[int] = set()

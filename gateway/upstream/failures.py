@@ -14,6 +14,7 @@ from gateway.errors import (
     UpstreamError,
     UpstreamFailed,
     UpstreamRateLimited,
+    UpstreamRefused,
     UpstreamTimeout,
     UpstreamUnreachable,
 )
@@ -38,6 +39,8 @@ def classify(exc: BaseException, timeout: float) -> UpstreamError:
         return UpstreamAuth(message)
     if isinstance(exc, litellm.APIConnectionError) or _refused(exc):
         return UpstreamUnreachable(message)
+    if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
+        return UpstreamRefused(message)  # litellm's UnsupportedParamsError is one too
     return UpstreamFailed(message)
 
 

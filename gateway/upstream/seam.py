@@ -31,7 +31,7 @@ from gateway.errors import (
     UpstreamUnreachable,
 )
 from gateway.upstream import inline, relay
-from gateway.upstream.capped import CappedResponse, capped, too_large_in
+from gateway.upstream.capped import CappedResponse, capped, raw_cap, too_large_in
 from gateway.upstream.failures import classify, headers_of, short
 from gateway.upstream.relay import TurnReply
 from gateway.upstream.setup_queue import Passage, SetupQueue
@@ -87,7 +87,13 @@ class Upstream(Protocol):
     ) -> Answer: ...
 
     async def open_turn(
-        self, params: dict[str, Any], request: dict[str, Any], timeout: float, *, stream: bool
+        self,
+        params: dict[str, Any],
+        request: dict[str, Any],
+        timeout: float,
+        *,
+        stream: bool,
+        max_answer_bytes: int | None = None,
     ) -> TurnReply: ...
 
 
@@ -171,12 +177,21 @@ class LitellmUpstream:
             return answer
 
     async def open_turn(
-        self, params: dict[str, Any], request: dict[str, Any], timeout: float, *, stream: bool
+        self,
+        params: dict[str, Any],
+        request: dict[str, Any],
+        timeout: float,
+        *,
+        stream: bool,
+        max_answer_bytes: int | None = None,
     ) -> TurnReply:
-        """A route turn's call (gateway/upstream/relay.py), through the shared session."""
+        """A route turn's call (gateway/upstream/relay.py), through the shared session (whose
+        responses hold the answer to its cap as they are read)."""
         if self.session is not None:
             params = {**params, "shared_session": self.session}
-        return await relay.open_turn(params, request, timeout, stream=stream)
+        return await relay.open_turn(
+            params, request, timeout, stream=stream, max_answer_bytes=max_answer_bytes
+        )
 
     async def _answer_arrived(self, session: Any, context: Any, params: Any) -> None:
         """A response's headers are in: wait for this call's turn to read and parse it (held
@@ -298,13 +313,6 @@ async def call_model(
         finish_reason=choice.finish_reason,
         headers=headers_of(response),
     )
-
-
-def raw_cap(limit: int, stream: bool) -> int:
-    """Raw bytes to read for an answer of at most *limit* bytes of text: a plain answer is one
-    JSON document (escapes may take 6 bytes for one), a streamed one wraps every token or two
-    in a chunk of a few hundred bytes of JSON."""
-    return (64 if stream else 8) * limit + 65536
 
 
 async def _streamed(kwargs: dict[str, Any], started: float, limit: int | None = None) -> Answer:

@@ -260,7 +260,7 @@ def test_an_allowed_origins_panel_carries_cors_headers_that_expose_the_panel(mak
     assert response.headers["access-control-allow-origin"] == APP
     assert "Origin" in response.headers["vary"]
     exposed = {v.strip() for v in response.headers["access-control-expose-headers"].split(",")}
-    assert {"X-Bench-Panel", "X-Panel-Shape", "Retry-After"} <= exposed
+    assert {"X-Bench-Panel", "X-Panel-Shape", "X-Bench-Dropped", "Retry-After"} <= exposed
     assert response.headers["x-bench-panel"] == response.json()["bench"]["panel"]
     assert "access-control-allow-credentials" not in response.headers
     streamed = gw.http.post(

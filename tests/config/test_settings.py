@@ -242,6 +242,7 @@ WRONG = [
     (("gateway", "seat_timeout_s"), float("inf"), "gateway.seat_timeout_s", "finite"),
     (("gateway", "require_keys"), "yes", "gateway.require_keys", "expected true or false"),
     (("gateway", "require_keys"), 1, "gateway.require_keys", "expected true or false, got 1"),
+    (("gateway", "blind_judging"), "on", "gateway.blind_judging", "expected true or false"),
     (
         ("gateway", "stream_seats"),
         "sometimes",
@@ -265,6 +266,8 @@ WRONG = [
     (("gateway", "max_messages"), 0, "gateway.max_messages", "at least 1"),
     (("gateway", "route_explore"), 1.5, "gateway.route_explore", "at most 1, got 1.5"),
     (("gateway", "first_token_s"), 0, "gateway.first_token_s", "more than 0"),
+    (("gateway", "stall_s"), 0, "gateway.stall_s", "more than 0"),
+    (("gateway", "route_stream_max_s"), -1, "gateway.route_stream_max_s", "more than 0"),
     (("gateway", "route_tries"), 11, "gateway.route_tries", "at most 10"),
     (("gateway", "quota_day_tz"), "Mars/Olympus", "gateway.quota_day_tz", "time zone"),
     (("gateway", "quota_day_tz"), "../../etc/passwd", "gateway.quota_day_tz", "time zone"),
@@ -392,7 +395,8 @@ def test_new_settings_have_their_defaults_and_take_valid_values(tmp_path):
         1000,
         3,
     )
-    assert (gateway.route_explore, gateway.first_token_s, gateway.pace_wait_s) == (0.25, 90, 0)
+    assert (gateway.route_explore, gateway.first_token_s, gateway.pace_wait_s) == (0.25, 15, 0)
+    assert (gateway.stall_s, gateway.route_stream_max_s) == (30, 600)
     assert gateway.quota_day_tz == "UTC" and config.state is None and config.model_rpd == {}
     assert (gateway.spill_dir, gateway.spill_max_mb) == ("data/spill", 1024)
     assert config.spill_dir == tmp_path.resolve() / "data" / "spill"  # by the config, as stores
@@ -518,11 +522,14 @@ PATHS: list[tuple[tuple, str]] = [
             "keepalive_s",
             "route_explore",
             "first_token_s",
+            "stall_s",
+            "route_stream_max_s",
             "pace_wait_s",
             "cooldown_max_s",
         )
     ],
     (("gateway", "require_keys"), "bool"),
+    (("gateway", "blind_judging"), "bool"),
     (("gateway", "stream_seats"), "text"),
     (("gateway", "workers"), "workers"),
     (("gateway", "allowed_hosts"), "list"),

@@ -26,3 +26,18 @@ def watched(browser, make_gateway):
     seen = Watched(browser)
     yield seen
     seen.context.close()
+
+
+@pytest.fixture
+def watch(browser, make_gateway):
+    """Open watched pages of a chosen viewport: `watch(width=1400)`."""
+    opened: list[Watched] = []
+
+    def open_page(width: int = 1280, height: int = 900) -> Watched:
+        seen = Watched(browser, width, height)
+        opened.append(seen)
+        return seen
+
+    yield open_page
+    for seen in opened:
+        seen.context.close()

@@ -6,12 +6,8 @@ asks for the admin token and refuses a gateway key.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gateway.access.sessions import ADMIN_TOKEN_ENV
-from tests.helpers.browser import HOSTED, WAIT_MS
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+from tests.helpers.browser import HOSTED, WAIT_MS, screenshot
 
 
 def test_panels_appear_with_every_seat_and_one_click_records_the_verdict(make_gateway, watched):
@@ -45,10 +41,10 @@ def test_panels_appear_with_every_seat_and_one_click_records_the_verdict(make_ga
     )
     assert gw.http.get(f"/bench/calls/{call}").json()["verdict"]["note"] == "caught the off-by-one"
 
+    page.reload()  # the Models section as it stands now, one verdict in
     other = first.bench["seats"][1]["call"]
     page.locator(f'[data-call="{other}"] button.open').click()
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / "dashboard.png"), full_page=True)
+    screenshot(page, "dashboard.png")  # only when asked (BENCH_SCREENSHOTS)
     watched.only_from(gw.url)
 
 

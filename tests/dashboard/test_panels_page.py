@@ -110,7 +110,12 @@ def test_a_dashboard_post_without_its_csrf_token_changes_nothing(gateway):
     taken = gateway.http.post(
         "/ui/verdict", json={"call": call, "useful": True}, headers={"X-CSRF-Token": token}
     )
-    assert taken.json() == {"call": call, "recorded": True}
+    assert taken.json() == {
+        "call": call,
+        "recorded": True,
+        "blind": False,  # gateway.blind_judging is off
+        "shown": {"alias": "alpha", "model": "openai/sim-alpha", "connection": "one"},
+    }
     assert gateway.http.get(f"/bench/calls/{call}").json()["verdict"]["useful"] is True
 
 
@@ -141,3 +146,100 @@ def test_answers_are_escaped_before_any_markdown_is_drawn():
     assert "<code>&lt;i&gt;</code>" in html and "<strong>&lt;u&gt;</strong>" in html
     assert "<h4>&lt;h1&gt;</h4>" in html
     assert safe_markdown.render('<img src=x onerror="a()">').count("<img") == 0
+
+
+def test_a_panels_page_opens_as_the_dashboard_does_and_a_gateway_key_never_opens_it(
+    make_gateway, monkeypatch
+):
+    monkeypatch.setenv(ADMIN_TOKEN_ENV, ADMIN)
+    gw = make_gateway(require_keys=True)
+    key = _made_by_the_admin(gw, "script")
+    reply = gw.http.post(
+        "/v1/chat/completions",
+        headers={"Authorization": f"Bearer {key}"},
+        json={"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    bench = reply.json()["bench"]
+    page = f"/panels/{bench['panel']}"
+    with httpx.Client(base_url=gw.url, timeout=30) as stranger:
+        for headers in ({}, {"Authorization": f"Bearer {key}"}):
+            refused = stranger.get(page, headers=headers)
+            assert refused.status_code == 401 and 'id="signin"' in refused.text
+            assert bench["seats"][0]["call"] not in refused.text
+    token = _csrf(gw.http, expect=401)
+    assert gw.http.post("/ui/signin", json={"token": ADMIN}, headers={"X-CSRF-Token": token})
+    shown = gw.http.get(page)
+    assert shown.status_code == 200
+    assert "script-src 'self'" in shown.headers["content-security-policy"]
+    for seat in bench["seats"]:
+        assert f'data-call="{seat["call"]}"' in shown.text
+    missing = gw.http.get("/panels/p-none")
+    assert missing.status_code == 404 and 'id="missing"' in missing.text
+    listed = gw.http.get("/").text  # the dashboard links the panel's page, not its JSON
+    assert f'href="{page}"' in listed and f'href="/bench/panels/{bench["panel"]}"' not in listed
+    for params in ({}, {"owed": "true"}):  # and opens the next panel owed a verdict
+        shown = gw.http.get("/", params=params).text
+        assert f'<a id="next-owed" class="next-owed" href="{page}">' in shown
+
+
+def test_a_blind_verdict_stays_blind_until_its_judgement_changes_and_is_counted_apart(
+    make_gateway, tmp_path
+):
+    gw = make_gateway(blind_judging=True)
+    seats = gw.ask("bench/trio")[0].bench["seats"]
+    calls, aliases = [s["call"] for s in seats], [s["alias"] for s in seats]
+    token = _csrf(gw.http)
+
+    def on_page(call: str, useful: bool, **more) -> dict:
+        sent = {"call": call, "useful": useful, **more}
+        reply = gw.http.post("/ui/verdict", json=sent, headers={"X-CSRF-Token": token})
+        assert reply.status_code == 200, reply.text
+        return reply.json()
+
+    first = on_page(calls[0], True)
+    assert first["blind"] is True and first["shown"]["alias"] == aliases[0]
+    assert on_page(calls[0], True, note="seen now", real=["a claim"])["blind"] is True
+    assert on_page(calls[1], False)["blind"] is True
+    assert on_page(calls[1], True)["blind"] is False  # changed once its model was shown
+    assert gw.http.post("/bench/verdict", json={"call": calls[2], "useful": True}).json()
+    assert gw.http.get(f"/bench/calls/{calls[2]}").json()["verdict"]["blind"] is False
+    refused = gw.http.post("/bench/verdict", json={"call": calls[3], "useful": True, "blind": True})
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "blind"
+
+    def counted(gateway) -> list[tuple[int, int, int, int]]:
+        models = {m["alias"]: m for m in gateway.http.get("/bench/models").json()["models"]}
+        return [
+            tuple(models[a][k] for k in ("useful", "judged", "blind_useful", "blind_judged"))
+            for a in aliases[:3]
+        ]
+
+    expected = [(1, 1, 1, 1), (1, 1, 0, 0), (1, 1, 0, 0)]
+    assert counted(gw) == expected
+    gw.close()
+    assert counted(make_gateway(store=tmp_path / "records.db")) == expected  # from the records
+
+
+def test_answers_are_drawn_with_lists_quotes_and_tables_and_links_only_as_text():
+    html = safe_markdown.render(
+        "Intro. Then more.\n- one **b**\n- two\n  more of two\n1. first\n\n> said. So.\n\n"
+        "| a | b |\n|---|---|\n| 1 | <i>2</i> |\n\n"
+        '[go](javascript:void) ![pic](http://x.test/p.png "t") `[k](u)`',
+        claims=True,
+    )
+    assert "<ul>" in html and "<ol>" in html and "<blockquote>" in html and "<table" in html
+    # two sentences, three items, two quoted sentences, a row, the last paragraph's one
+    assert html.count('class="claim"') == 2 + 3 + 2 + 1 + 1
+    assert (
+        'data-claim="two more of two"' in html and 'data-claim="1 | &lt;i&gt;2&lt;/i&gt;"' in html
+    )
+    assert "<a" not in html and "<img" not in html and "<i>" not in html
+    assert 'go <span class="link">(javascript:void)</span>' in html
+    assert '<span class="image">[image: pic · http://x.test/p.png]</span>' in html
+    assert "<code>[k](u)</code>" in html  # inside code, nothing is drawn
+    plain = safe_markdown.render("Intro. Then more.")
+    assert "claim" not in plain and plain == "<p>Intro. Then more.</p>"
+    assert safe_markdown.sentences("See e.g. this. And `a. B` too. Fine") == [
+        "See e.g. this.",
+        "And `a. B` too.",
+        "Fine",
+    ]

@@ -106,7 +106,8 @@ def test_the_usage_section_shows_what_bench_usage_counts_per_model_and_day(
         row = page.locator(f'#models tr[data-model="{m["alias"]}"]')
         assert row.locator(".rpd").inner_text() == str(m["rpd"] or "-")
         assert row.locator(".used-today").inner_text() == str(m["used_today"])
-        assert row.locator(".cooling-source").inner_text() == (m["cooling_source"] or "")
+        assert row.locator(".cooling-source").inner_text() == (m["cooling_source"] or "-")
+        assert row.locator(".cooling-why").inner_text() == (m["cooling_why"] or "not cooling")
     alpha = next(m for m in models if m["alias"] == "alpha")
     assert alpha["rpd"] == 50 and alpha["used_today"] > 0
     delta = next(m for m in models if m["alias"] == "delta")

@@ -23,11 +23,9 @@ import httpx
 import pytest
 import yaml
 
+from tests.helpers.clients_doc import BLOCK, DOC, DOC_URL, blocks
 from tests.helpers.demo import Demo, a_real_call, newcomer_folder, running_demo, shell_env
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
-BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
-DOC_URL = "http://127.0.0.1:8123"
 SDKS = ("openai-chat", "openai-responses", "openai-completions", "anthropic", "ollama",
         "ollama-route", "google-genai", "google-genai-route", "langchain",
         "langchain-structured")  # fmt: skip
@@ -42,10 +40,6 @@ ANSWERS = [b["answer"] for b in DEMO_MODELS.values() if b.get("answer")]
 def demo(tmp_path_factory) -> Iterator[Demo]:
     with running_demo(tmp_path_factory.mktemp("demo")) as served:
         yield served
-
-
-def blocks(language: str) -> dict[str, str]:
-    return {title: code for lang, title, code in BLOCK.findall(DOC.read_text()) if lang == language}
 
 
 def answered(printed: str) -> bool:

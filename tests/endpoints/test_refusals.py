@@ -73,21 +73,20 @@ def test_an_unknown_nominee_is_400(gateway, sim, tmp_path):
 @pytest.mark.parametrize(
     "extra",
     [
-        {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
-        {"tool_choice": "auto"},
-        {
-            "messages": [
-                {"role": "user", "content": "hi"},
-                {"role": "assistant", "content": "", "tool_calls": [{"id": "1"}]},
-                {"role": "tool", "content": "42", "tool_call_id": "1"},
-            ]
-        },
+        {"tool_choice": "required"},
+        {"tool_choice": {"type": "function", "function": {"name": "f"}}},
+        {"function_call": {"name": "f"}},
     ],
 )
-def test_tools_are_refused_on_a_panel(gateway, sim, tmp_path, extra):
-    body = {"model": "bench/trio", "messages": USER, **extra}
+def test_a_tool_choice_demanding_a_call_is_refused_on_a_panel_naming_route(
+    gateway, sim, tmp_path, extra
+):
+    """A panel answers in prose (contract §11, "Tools on a panel"): tools are not offered to
+    its seats, and only a choice that demands a call is refused."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    body = {"model": "bench/trio", "messages": USER, "tools": tools, **extra}
     error = assert_openai_error(gateway.http.post("/v1/chat/completions", json=body), 400)
-    assert "tool" in error["message"]
+    assert ":route" in error["message"]
     nothing_happened(sim, tmp_path / "records.db")
 
 

@@ -40,8 +40,6 @@ def db_of(gw) -> str:
     return gw.config.store.removeprefix("sqlite:///")
 
 
-
-
 # -- create -------------------------------------------------------------------------------------
 
 
@@ -218,17 +216,15 @@ def test_an_unknown_collection_is_not_found_in_anthropic_shape(gateway, sim):
 @pytest.mark.parametrize(
     "extra, words",
     [
-        ({"tools": [{"name": "f", "input_schema": {"type": "object"}}]}, ":route"),
-        ({"tool_choice": {"type": "auto"}}, ":route"),
-        ({"mcp_servers": [{"type": "url", "url": "https://x", "name": "x"}]}, "MCP"),
-        ({"container": "c1"}, "container"),
-        ({"speed": "fast"}, "speed"),
-        ({"inference_geo": "eu"}, "cannot choose"),
+        ({"tool_choice": {"type": "any"}}, ":route"),
+        ({"tool_choice": {"type": "tool", "name": "f"}}, ":route"),
         ({"thinking": {"type": "sometimes"}}, "thinking"),
+        ({"output_config": {"effort": "extreme"}}, "effort"),
+        ({"output_config": {"format": {"type": "xml"}}}, "json_schema"),
         ({"top_k": -1}, "top_k"),
     ],
 )
-def test_what_a_panel_cannot_honour_is_refused_and_calls_nothing(gateway, sim, extra, words):
+def test_what_a_panel_cannot_read_is_refused_and_calls_nothing(gateway, sim, extra, words):
     with pytest.raises(anthropic.BadRequestError) as caught:
         client_of(gateway).messages.create(
             model="bench/trio", max_tokens=10, messages=USER, extra_body=extra
@@ -240,7 +236,7 @@ def test_what_a_panel_cannot_honour_is_refused_and_calls_nothing(gateway, sim, e
 @pytest.mark.parametrize(
     "content, words",
     [
-        ([{"type": "tool_result", "tool_use_id": "t1", "content": "x"}], ":route"),
+        ([{"type": "web_search_tool_result", "tool_use_id": "t1", "content": []}], "its side"),
         (
             [
                 {

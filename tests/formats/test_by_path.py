@@ -19,8 +19,6 @@ from tests.helpers.bench import nothing_happened
 PROMPT = [{"role": "user", "content": "spend my quota"}]
 
 
-
-
 @pytest.mark.parametrize(
     ("path", "format_name"),
     [

@@ -17,8 +17,6 @@ from tests.helpers.fuzz import against_a_gateway, json_values
 PROMPT = "Is the retry loop safe?"
 
 
-
-
 def test_create_answers_with_every_seat_and_bench(gateway, sim):
     for alias in MODELS:
         sim.set(served(alias), answer=f"{alias} says yes.")

@@ -26,8 +26,6 @@ from tests.helpers.bench import (
 PROMPT = "Is the retry loop safe?"
 
 
-
-
 def client(gw, key: str = "local") -> genai.Client:
     """The SDK's client, kept on the gateway object: a Client closes its connection pool when
     it is garbage collected, which a one-line `client(gw).models...` would do mid-call."""
@@ -176,9 +174,16 @@ def test_errors_are_gemini_shaped_with_the_gateways_statuses(gw, sim):
     assert unknown.value.code == 404 and unknown.value.status == "NOT_FOUND"
     assert "trio" in unknown.value.message
     tool = types.Tool(function_declarations=[types.FunctionDeclaration(name="f")])
+    forced = types.ToolConfig(
+        function_calling_config=types.FunctionCallingConfig(
+            mode=types.FunctionCallingConfigMode.ANY
+        )
+    )
     with pytest.raises(errors.ClientError) as refused:
         c.models.generate_content(
-            model="bench/trio", contents=PROMPT, config=types.GenerateContentConfig(tools=[tool])
+            model="bench/trio",
+            contents=PROMPT,
+            config=types.GenerateContentConfig(tools=[tool], tool_config=forced),
         )
     assert refused.value.code == 400 and refused.value.status == "INVALID_ARGUMENT"
     assert ":route" in refused.value.message
@@ -201,12 +206,17 @@ _TEXT = [{"role": "user", "parts": [{"text": PROMPT}]}]
 @pytest.mark.parametrize(
     "body",
     [
-        {"contents": _TEXT, "tools": [{"functionDeclarations": [{"name": "f"}]}]},
+        {
+            "contents": _TEXT,
+            "tools": [{"functionDeclarations": [{"name": "f"}]}],
+            "toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
+        },
         {"contents": _TEXT, "cachedContent": "cachedContents/abc"},
         {"contents": [{"parts": [{"fileData": {"fileUri": "files/x", "mimeType": "image/png"}}]}]},
-        {"contents": [{"parts": [{"functionCall": {"name": "f", "args": {}}}]}]},
+        {"contents": [{"parts": [{"functionCall": {"args": {}}}]}]},
         {"contents": [{"parts": [{"inlineData": {"mimeType": "audio/wav", "data": "AAAA"}}]}]},
-        {"contents": _TEXT, "generationConfig": {"topK": 3}},
+        {"contents": _TEXT, "generationConfig": {"topK": -3}},
+        {"contents": _TEXT, "generationConfig": {"thinkingConfig": {"thinkingLevel": "MAX"}}},
         {"contents": _TEXT, "generationConfig": {"responseMimeType": "text/x.enum"}},
         {"contents": _TEXT, "systemInstruction": {"parts": [{"inlineData": {}}]}},
         {"contents": [{"role": "tool", "parts": [{"text": "x"}]}]},

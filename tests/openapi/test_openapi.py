@@ -53,8 +53,13 @@ def test_real_replies_match_the_description(gateway, sim, spec):
     check(
         spec, "/bench/panels/{panel}", "get", 200, gateway.http.get(f"/bench/panels/{panel}").json()
     )
-    verdict = gateway.http.post("/bench/verdict", json={"call": call, "useful": True})
+    verdict = gateway.http.post(
+        "/bench/verdict", json={"call": call, "useful": True, "real": ["hi"], "note": "ok"}
+    )
     check(spec, "/bench/verdict", "post", 200, verdict.json())
+    judged = gateway.http.get(f"/bench/calls/{call}").json()
+    assert judged["verdict"]["blind"] is False  # the API's verdicts are open
+    check(spec, "/bench/calls/{call}", "get", 200, judged)
     check(spec, "/v1/models", "get", 200, gateway.http.get("/v1/models").json())
     check(spec, "/bench/models", "get", 200, gateway.http.get("/bench/models").json())
     merged = gateway.http.post(

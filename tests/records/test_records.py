@@ -166,4 +166,29 @@ def test_the_store_uses_wal_and_a_migrations_table(gateway, tmp_path):
         "0006_route_turns",
         "0007_seat_indexes_reads_use",
         "0008_panel_seats_by_call_id",
+        "0009_blind_verdicts",
+        "0010_dropped_hints",
     ]
+
+
+def test_bench_models_gives_the_interval_routing_ranks_by_beside_the_verdicts_it_rests_on(
+    gateway,
+):
+    def alpha() -> dict:
+        models = gateway.http.get("/bench/models").json()["models"]
+        return next(m for m in models if m["alias"] == "alpha")
+
+    assert alpha()["useful_interval"] == [0.0, 1.0]  # nothing known yet
+    calls = [gateway.ask("bench/solo", f"q{i}")[0].bench["seats"][0]["call"] for i in range(4)]
+    widths = []
+    for call, useful in zip(calls, (True, True, True, False), strict=True):
+        assert gateway.http.post("/bench/verdict", json={"call": call, "useful": useful}).json()
+        low, high = alpha()["useful_interval"]
+        widths.append(high - low)
+    row = alpha()
+    assert (row["useful"], row["judged"], row["blind_useful"], row["blind_judged"]) == (3, 4, 0, 0)
+    low, high = row["useful_interval"]
+    assert 0 < low < 0.75 < high < 1
+    ranked_by = gateway.runtime.figures.evidence({}, "design").of("alpha").bounds_on("design")
+    assert row["useful_interval"] == list(ranked_by)  # solo's shape: every verdict is on it
+    assert widths[0] > widths[1] > widths[2]  # surer with each verdict that agrees

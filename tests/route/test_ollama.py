@@ -89,6 +89,7 @@ def test_a_streamed_loop_relays_text_as_it_comes_and_bench_is_on_the_done_line(c
     done = lines[-1]
     assert done["done"] is True and done["done_reason"] == "stop" and done["eval_count"] > 0
     assert done["bench"]["alias"] == headers["x-bench-model"] == "alpha"
+    assert {line["model"] for line in lines} == {"alpha"}  # the member that answered
     record = crew.http.get(f"/bench/conversations/{done['bench']['conversation']}").json()
     assert [(t["alias"], t["status"]) for t in record["turns"]] == [("alpha", "ok")]
 
@@ -119,6 +120,8 @@ def test_a_rate_limited_member_hands_the_turn_on_before_the_first_line(crew, sim
 
 def test_an_error_after_the_first_line_is_an_error_never_a_short_success(crew, sim):
     sim.set("sim-alpha", error_after=1, answer="one two three four five six seven")
+    for other in ("sim-gamma", "sim-delta"):  # and nobody can continue it
+        sim.set(other, status=500)
     seen = []
     with pytest.raises(ollama.ResponseError) as caught:
         for part in client_of(crew).chat(
@@ -126,8 +129,9 @@ def test_an_error_after_the_first_line_is_an_error_never_a_short_success(crew, s
         ):
             seen.append(part)
     assert "mid-stream" in caught.value.error
-    assert [p.message.content for p in seen] == ["one two three "] and not seen[-1].done
-    assert sim.log("sim-gamma") == []  # after the first piece, no failover
+    texts = [p.message.content for p in seen if p.message.content]  # keep-alive lines are ""
+    assert texts == ["one two three "] and not seen[-1].done
+    assert [len(sim.log(m)) for m in ("sim-gamma", "sim-delta")] == [1, 1]  # asked to go on
 
 
 def test_a_tool_result_that_answers_no_call_is_refused_and_nothing_is_called(crew, sim):

@@ -76,10 +76,12 @@ def test_a_rate_limited_member_hands_the_streamed_turn_on(crew, sim):
 
 def test_an_error_after_the_first_piece_is_a_failed_response(crew, sim):
     sim.set("sim-alpha", error_after=1, answer="one two three four five six seven")
+    for other in ("sim-gamma", "sim-delta"):  # and nobody can continue it
+        sim.set(other, status=500)
     events = list(crew.client.responses.create(model=MODEL, input=QUESTION, stream=True))
     kinds = [e.type for e in events]
     assert "response.output_text.delta" in kinds and "response.completed" not in kinds
     assert kinds[-2:] == ["error", "response.failed"]
     assert "mid-stream" in events[-2].message
     assert events[-1].response.status == "failed"
-    assert sim.log("sim-gamma") == []  # after the first piece, no failover
+    assert [len(sim.log(m)) for m in ("sim-gamma", "sim-delta")] == [1, 1]  # asked to go on

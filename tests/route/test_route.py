@@ -51,7 +51,7 @@ def test_an_openai_tools_agent_loop_runs_through_route_mode(crew, sim):
         "weather",
         CALL["arguments"],
     )
-    assert first.model == "bench/crew:route"
+    assert first.model == "alpha"  # the member that answered, as X-Bench-Model names it
     assert second.choices[0].message.content == "The tool said: sunny in Oslo"
     sent = sim.log("sim-alpha")[-1]["body"]
     assert sent["tools"] == [WEATHER]  # passed through untouched
@@ -95,7 +95,7 @@ def test_the_bench_field_and_headers_of_a_streamed_turn(crew):
         for c in json.loads(line[6:])["choices"]
     )
     assert text == "Simulated answer from sim-alpha. You said: hello"
-    assert all(json.loads(line[6:])["model"] == "bench/crew" for line in lines[:-1])
+    assert all(json.loads(line[6:])["model"] == "alpha" for line in lines[:-1])
 
 
 def test_a_rate_limited_member_hands_the_turn_on_before_the_agent_sees_it(crew, sim):
@@ -148,15 +148,17 @@ def test_a_conversation_stays_with_its_member_across_turns(crew, sim):
     assert (gamma["seated"], gamma["answered"], gamma["useful"]) == (2, 2, 1)
 
 
-def test_an_error_after_the_first_piece_is_an_error_event(crew, sim):
+def test_an_error_after_the_first_piece_nobody_can_continue_is_an_error_event(crew, sim):
     sim.set("sim-alpha", error_after=1, answer="one two three four five six seven")
+    for other in ("sim-gamma", "sim-delta"):  # and nobody can continue it
+        sim.set(other, status=500)
     with pytest.raises(openai.APIError):
         with crew.client.chat.completions.stream(
             model="bench/crew:route", messages=[{"role": "user", "content": "hi"}]
         ) as events:
             for _event in events:
                 pass
-    assert len(sim.log("sim-gamma")) == 0  # after the first piece, no failover
+    assert [len(sim.log(m)) for m in ("sim-gamma", "sim-delta")] == [1, 1]  # asked to go on
 
 
 def test_every_member_limited_is_a_429_with_retry_after(crew, sim):
@@ -168,10 +170,13 @@ def test_every_member_limited_is_a_429_with_retry_after(crew, sim):
     assert "alpha" in caught.value.message and "delta" in caught.value.message
 
 
-def test_a_panel_with_tools_is_refused_naming_route(crew, sim):
+def test_a_panel_demanding_a_tool_call_is_refused_naming_route(crew, sim):
     with pytest.raises(openai.BadRequestError) as caught:
         crew.client.chat.completions.create(
-            model="bench/trio", messages=[{"role": "user", "content": "hi"}], tools=[WEATHER]
+            model="bench/trio",
+            messages=[{"role": "user", "content": "hi"}],
+            tools=[WEATHER],
+            tool_choice="required",
         )
     assert ":route" in caught.value.message
     assert sim.log() == []

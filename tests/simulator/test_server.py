@@ -18,6 +18,7 @@ are ``httpx2.RemoteProtocolError`` / ``httpx2.ReadError`` and are *not* instance
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -197,6 +198,21 @@ def test_fail_times_then_success(sim_state, sim_http):
     with pytest.raises(httpx.ReadError):
         _chat(sim_http, "flaky")
     assert _chat(sim_http, "flaky").status_code == 200
+
+
+def test_fail_tool_turns_strikes_only_the_turn_carrying_a_tool_result(sim_state, sim_http):
+    sim_state.set("midway", status=429, fail_tool_turns=True, tool_call={"name": "t"})
+    tools = [{"type": "function", "function": {"name": "t", "parameters": {}}}]
+    first = _chat(sim_http, "midway", tools=tools)
+    assert first.status_code == 200, first.text
+    call = first.json()["choices"][0]["message"]
+    result = {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"], "content": "42"}
+    later = [*MESSAGES, call, result]
+    failed = sim_http.post(
+        "/v1/chat/completions", json={"model": "midway", "messages": later, "tools": tools}
+    )
+    assert failed.status_code == 429
+    assert [e["status"] for e in sim_state.log_for("midway")] == [200, 429]
 
 
 def test_empty_answer(sim_state, sim_sdk):
@@ -380,3 +396,85 @@ def test_response_headers_are_a_behaviour_checked_like_the_others():
         validate_behaviour({"headers": {"X-RateLimit-Remaining": [0]}})
     with pytest.raises(ValueError, match="headers"):
         validate_behaviour({"headers": "x-ratelimit-remaining: 0"})
+
+
+def test_fail_for_s_fails_for_a_while_on_the_simulators_clock_then_recovers():
+    clock = ManualClock()
+    app = create_sim_app(clock=clock)
+    state: SimState = app.state.sim
+    with _serve_in_thread(app) as base, httpx.Client(base_url=base, timeout=5) as client:
+        state.set("flapping", status=503, fail_for_s=60)
+        assert [_chat(client, "flapping").status_code for _ in range(3)] == [503] * 3
+        clock.advance(59.5)
+        assert _chat(client, "flapping").status_code == 503
+        clock.advance(0.5)
+        assert [_chat(client, "flapping").status_code for _ in range(2)] == [200] * 2
+        state.set("flapping", status=503, fail_for_s=60)  # set again: the time starts again
+        assert _chat(client, "flapping").status_code == 503
+
+
+CONTINUE = "Continue your reply exactly from where it stops."
+
+
+def test_a_prefill_is_continued_refused_or_repeated(sim_state, sim_sdk, sim_http):
+    answer = "alpha beta gamma delta epsilon"
+    prefill = [*MESSAGES, {"role": "assistant", "content": "alpha beta "}]
+    sim_state.set("goes-on", answer=answer)
+    reply = sim_sdk.chat.completions.create(model="goes-on", messages=prefill)
+    assert reply.choices[0].message.content == "gamma delta epsilon"
+    told = [*prefill, {"role": "user", "content": CONTINUE}]  # the instruction form
+    reply = sim_sdk.chat.completions.create(model="goes-on", messages=told)
+    assert reply.choices[0].message.content == "gamma delta epsilon"
+    sim_state.set("refuses", answer=answer, refuses_prefill=True)
+    with pytest.raises(openai.BadRequestError, match="prefill"):
+        sim_sdk.chat.completions.create(model="refuses", messages=prefill)
+    assert sim_sdk.chat.completions.create(model="refuses", messages=told).choices
+    sim_state.set("repeats", answer=answer, repeats_prefix=True)
+    reply = sim_sdk.chat.completions.create(model="repeats", messages=told)
+    assert reply.choices[0].message.content == answer
+
+
+def test_a_reasoning_model_streams_its_thinking_first(sim_state, sim_http):
+    sim_state.set("thinker", answer="The answer.", reasoning="let me think about it", think_s=0.2)
+    began = time.monotonic()
+    lines = _chat(sim_http, "thinker", stream=True).text.split("\n\n")
+    deltas = [json.loads(x[6:])["choices"][0]["delta"] for x in lines if x.startswith("data: {")]
+    assert [d.get("reasoning_content") for d in deltas[1:3]] == ["let me think ", "about it"]
+    assert deltas[3] == {"content": "The answer."}
+    assert time.monotonic() - began >= 0.2
+    plain = _chat(sim_http, "thinker").json()["choices"][0]["message"]
+    assert plain["reasoning_content"] == "let me think about it"
+    sim_state.set("silent-thinker", think_s=0.2)  # no reasoning shown: silent, then the answer
+    began = time.monotonic()
+    assert "Simulated answer" in _chat(sim_http, "silent-thinker", stream=True).text
+    assert time.monotonic() - began >= 0.2
+
+
+def test_an_answer_of_many_bytes_comes_in_big_pieces(sim_state, sim_http):
+    sim_state.set("huge", answer_bytes=300_000, piece_bytes=100_000)
+    lines = [x for x in _chat(sim_http, "huge", stream=True).text.split("\n\n") if x]
+    pieces = [json.loads(x[6:])["choices"] for x in lines if x.startswith("data: {")]
+    texts = [c[0]["delta"].get("content") for c in pieces if c and c[0]["delta"].get("content")]
+    assert [len(t) for t in texts] == [100_000] * 3
+    assert len(_chat(sim_http, "huge").json()["choices"][0]["message"]["content"]) == 300_000
+
+
+def test_a_stream_cut_inside_a_tool_calls_arguments(sim_state, sim_http):
+    sim_state.set(
+        "caller", tool_call={"name": "weather", "arguments": {"city": "Oslo"}}, stream_cut_after=2
+    )
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {}}}]
+    payload = {"model": "caller", "messages": MESSAGES, "stream": True, "tools": tools}
+    lines: list[str] = []
+    with pytest.raises(httpx.RemoteProtocolError):
+        with sim_http.stream("POST", "/v1/chat/completions", json=payload) as reply:
+            lines.extend(reply.iter_lines())
+    parts = [
+        call["function"]["arguments"]
+        for line in lines
+        if line.startswith("data: {")
+        for call in json.loads(line[6:])["choices"][0]["delta"].get("tool_calls") or ()
+    ]
+    assert parts == ["", '{"city":']  # the call's head and the first half of its arguments
+    (entry,) = sim_state.log_for("caller")
+    assert entry["outcome"] == "cut"

@@ -111,6 +111,26 @@ def test_a_verdict_and_a_conversation_carry_over_to_the_other_replica(redis_url,
     run(replicas(2, redis_url, tmp_path, clock), body)
 
 
+def test_a_fresh_turn_starts_a_new_conversation_on_every_replica(redis_url, tmp_path):
+    """Two sessions opened with one prompt are two conversations (contract §11): a request that
+    continues none takes the key's bucket over; one that carries earlier turns continues it."""
+    clock = ManualClock()
+    members = ("alpha", "gamma", "delta")
+    key = ("trio", "local", "", "plan the trip")
+
+    async def body(a: Runtime, b: Runtime) -> None:
+        first = await a.live.begin_turn(key, members, EVERYONE, fresh=True)
+        a.live.settle_turn(key, members, "gamma")
+        await a.live.flush("turn end")
+        second = await b.live.begin_turn(key, members, EVERYONE, fresh=True)
+        assert second.new and second.conversation != first.conversation
+        assert second.member is None  # a new conversation: the members in order again
+        later = await a.live.begin_turn(key, members, EVERYONE)
+        assert (later.conversation, later.turn, later.new) == (second.conversation, 2, False)
+
+    run(replicas(2, redis_url, tmp_path, clock), body)
+
+
 def test_explorers_rotate_across_two_gateways_in_one_round_trip_per_panel(
     make_gateway, sim, redis_url, tmp_path
 ):

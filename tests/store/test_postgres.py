@@ -4,6 +4,9 @@ and `bench-gateway store copy` from a SQLite store."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sqlite3
 import threading
 
 import openai
@@ -11,7 +14,10 @@ import psycopg
 import yaml
 
 from gateway.cli.main import main
+from gateway.store.migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from gateway.store.sqlite import SqliteStore
 from tests.helpers.bench import bench_raw
+from tests.helpers.records import call, panel
 
 MIGRATIONS = [
     "0001_panels_calls_verdicts",
@@ -22,6 +28,8 @@ MIGRATIONS = [
     "0006_route_turns",
     "0007_seat_indexes_reads_use",
     "0008_panel_seats_by_call_id",
+    "0009_blind_verdicts",
+    "0010_dropped_hints",
 ]
 
 
@@ -176,6 +184,50 @@ def test_store_copy_moves_sqlite_records_once_and_a_gateway_reads_them(
         ).status_code
         == 200
     )  # the copied key is accepted
+
+
+def test_store_copy_keeps_blind_verdicts_and_reads_a_store_from_before_them_as_open(
+    pg_url, tmp_path, capsys
+):
+    before = sqlite3.connect(tmp_path / "before.db")  # as the gateway left it before 0009
+    before.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied REAL)")
+    for name, script in SQLITE_MIGRATIONS[: MIGRATIONS.index("0009_blind_verdicts")]:
+        before.executescript(script)
+        before.execute("INSERT INTO migrations VALUES (?, 1.0)", (name,))
+    rows_of = {"panels": panel(0), "calls": call("p0", "member1")}
+    for table, row in rows_of.items():
+        names = ", ".join(f'"{k}"' for k in row)
+        values = [json.dumps(v) if isinstance(v, list) else v for v in row.values()]
+        before.execute(
+            f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(row))})", values
+        )
+    before.execute(
+        "INSERT INTO verdicts (call_id, useful, created, key_name) VALUES ('p0.member1', 1, 5, 'x')"
+    )
+    before.commit()
+    before.close()
+
+    async def judged_blind() -> None:
+        store = SqliteStore(tmp_path / "after.db")
+        await store.open()
+        try:
+            await store.add_panel(panel(1))
+            await store.add_call(call("p1", "member1"))
+            await store.record_verdict({"call": "p1.member1", "useful": False, "blind": True})
+        finally:
+            await store.close()
+
+    asyncio.run(judged_blind())
+    for name in ("before", "after"):
+        assert (
+            main(["store", "copy", "--from", f"sqlite:///{tmp_path}/{name}.db", "--to", pg_url])
+            == 0
+        )
+    assert "verdicts                1 copied" in capsys.readouterr().out
+    assert rows(pg_url, "SELECT call_id, useful, blind FROM verdicts ORDER BY call_id") == [
+        ("p0.member1", 1, 0),
+        ("p1.member1", 0, 1),
+    ]
 
 
 def test_store_copy_refuses_urls_it_cannot_copy_between(pg_url, tmp_path, capsys):

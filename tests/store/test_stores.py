@@ -243,6 +243,44 @@ def test_both_stores_answer_every_read_alike(tmp_path, pg_url):
     assert len(on_sqlite["standings"]["verdicts"]) == 1 and on_sqlite["limits"][0]["alias"] == "a"
 
 
+def test_a_blind_verdict_stays_blind_until_its_judgement_changes(new_store):
+    """`blind` holds for a seat's first verdict only (a judged seat shows its model); a later
+    one keeping the same `useful` keeps the flag, one changing it is open. Both stores keep it
+    in the record, the page of panels and the standings."""
+
+    async def scenario():
+        store = new_store()
+        await store.open()
+        try:
+            await store.add_panel(panel(0))
+            for n, alias in ((1, "a"), (2, "b"), (3, "a")):
+                await store.add_call({**call("p0", f"member{n}"), "alias": alias})
+            steps = [
+                ({"call": "p0.member1", "useful": True, "blind": True}, True),
+                ({"call": "p0.member1", "useful": True, "note": "seen now"}, True),  # a note
+                ({"call": "p0.member2", "useful": False, "blind": True}, True),
+                ({"call": "p0.member2", "useful": True, "blind": True}, False),  # changed
+                ({"call": "p0.member3", "useful": True}, False),  # open from the start
+            ]
+            for verdict, blind in steps:
+                written, _ = await store.record_verdict(verdict)
+                assert written
+                found = (await store.call(verdict["call"]))["verdict"]
+                assert (found["useful"], found["blind"]) == (verdict["useful"], blind), verdict
+            seats = (await store.panels_page(5))["panels"][0]["seats"]
+            standings = sorted((await store.standings())["verdicts"], key=lambda r: r["alias"])
+            return [s["verdict"]["blind"] for s in seats], [
+                (r["alias"], r["useful"], r["judged"], r["blind_useful"], r["blind_judged"])
+                for r in standings
+            ]
+        finally:
+            await store.close()
+
+    seats, standings = asyncio.run(scenario())
+    assert seats == [True, False, False]
+    assert standings == [("a", 2, 2, 1, 1), ("b", 1, 1, 0, 0)]
+
+
 def test_both_stores_know_the_same_named_migrations():
     from gateway.store import migrations, pg_migrations
 

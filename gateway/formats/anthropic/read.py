@@ -1,6 +1,9 @@
-"""Anthropic Messages, read: every field checked (a field the gateway cannot honour is a 400
-that says so), then litellm's adapter (gateway/upstream/translate) makes OpenAI chat messages
-and sampling of it, which pass the shared chat checks; `count` estimates its tokens."""
+"""Anthropic Messages, read: the body made plain (gateway/formats/anthropic/hints.py: its hint
+fields offered to the seats that take them, betas and unknown fields named as dropped,
+system-role messages folded into the system text), every field a panel reads checked (one it
+cannot honour is a 400 that says so), then litellm's adapter (gateway/upstream/translate) makes
+OpenAI chat messages and sampling of it, which pass the shared chat checks; `count` estimates
+its tokens."""
 
 from __future__ import annotations
 
@@ -10,11 +13,13 @@ from typing import Any
 from gateway.bodies import bounded
 from gateway.config.settings import Config
 from gateway.errors import BadRequest, NotFound
+from gateway.formats.anthropic.hints import plain
 from gateway.panel.ask import (
     Ask,
     chat_messages,
     collection_named,
     nominees_of,
+    refuse_demanded_call,
     reply_asked,
     reply_merged,
     sampling_of,
@@ -24,32 +29,11 @@ from gateway.upstream.translate.anthropic import to_openai_chat
 from routing import ROUTER_PANEL
 from routing.refusals import did_you_mean, echo
 
-_PASSED = ("system", "max_tokens", "temperature", "top_p", "stop_sequences", "metadata")
+_PASSED = ("system", "max_tokens", "temperature", "top_p", "stop_sequences")
 
 
-_OURS = ("model", "messages", "stream", "top_k", "thinking", "with", "bench", "cache_control")
-
-
-# Provider options a panel honours only at their default: anything else is refused.
-_DEFAULTS = {"service_tier": ("auto", "standard_only"), "speed": ("standard",)}
-
-
-_ROUTE = ("tools", "tool_choice")
-
-
-_WHY_NOT = {
-    "container": "code-execution containers are not supported by the gateway",
-    "mcp_servers": "MCP servers are not supported by the gateway",
-    "context_management": "context management is not supported by the gateway",
-    "output_format": "structured output is not supported on a panel",
-    "output_config": "structured output is not supported on a panel",
-    "service_tier": "only the default service tier (auto) is honoured on a panel",
-    "speed": "only the standard speed is honoured on a panel",
-    "inference_geo": "the gateway cannot choose where its seats' providers run",
-}
-
-
-_ROUTE_BLOCKS = ("tool_use", "tool_result", "server_tool_use")
+# Read by litellm's adapter as tool calls and results, which reach the seats as text.
+_TOOL_BLOCKS = ("tool_use", "tool_result")
 
 
 _BLOCK_WHY = {
@@ -59,9 +43,6 @@ _BLOCK_WHY = {
     "thinking": "thinking blocks in earlier turns are not supported on a panel",
     "redacted_thinking": "thinking blocks in earlier turns are not supported on a panel",
 }
-
-
-_THINKING = ("enabled", "disabled", "adaptive")
 
 
 # The body's bound, pure (it may run in the body reader's child process, gateway/bodies.py,
@@ -93,7 +74,10 @@ def count(body: dict[str, Any], headers: dict[str, str], config: Config) -> tupl
 
 
 def _read(body: dict[str, Any], headers: dict[str, str], config: Config, counting: bool) -> Ask:
-    _refuse_unknown(body)
+    read = plain(body, headers)
+    body = read.body
+    refuse_demanded_call(body.get("tool_choice"), "tool_choice")
+    found = read.hints.drop("tools") if body.get("tools") else read.hints  # answered in prose
     model: Any = body.get("model")  # a string once collection_named accepts it
     collection, merged_by_name = collection_named(model)
     max_tokens = body.get("max_tokens")
@@ -104,14 +88,10 @@ def _read(body: dict[str, Any], headers: dict[str, str], config: Config, countin
     _check_messages(body.get("messages"))
     _check_system(body.get("system"))
     _check_extras(body)
-    wanted = {k: body[k] for k in (*_PASSED, "thinking") if body.get(k) is not None}
+    wanted = {k: body[k] for k in _PASSED if body.get(k) is not None}
     chat = to_openai_chat({"model": model, "messages": body["messages"], **wanted})
-    if (body.get("thinking") or {}).get("type") == "disabled":
-        chat.pop("reasoning_effort", None)  # asked for no thinking: ask for none
     messages = chat_messages(chat.get("messages"), config.gateway.max_messages)
     sampling = sampling_of(chat)
-    if body.get("top_k") is not None:
-        sampling["top_k"] = body["top_k"]
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")
@@ -125,23 +105,8 @@ def _read(body: dict[str, Any], headers: dict[str, str], config: Config, countin
         sampling=sampling,
         stream=stream,
         merged=merged,
+        hints=found,
     )
-
-
-def _refuse_unknown(body: dict[str, Any]) -> None:
-    for field in body:
-        if field in _PASSED or field in _OURS:
-            continue
-        if field in _DEFAULTS and body[field] in (None, *_DEFAULTS[field]):
-            continue
-        if field in _ROUTE:
-            raise BadRequest(
-                f"`{field}` is not supported on a panel; ask bench/<collection>:route for a "
-                "tool-calling turn.",
-                param=field,
-            )
-        why = _WHY_NOT.get(field, "the gateway does not support it")
-        raise BadRequest(f"`{field}`: {why}.", param=field)
 
 
 def _check_messages(messages: Any) -> None:
@@ -173,10 +138,12 @@ def _check_block(block: Any, where: str, role: str) -> None:
         _check_image(block.get("source"), where)
     elif kind == "image":
         raise BadRequest(f"`{where}`: images in assistant turns are not supported.", param=where)
-    elif kind in _ROUTE_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
+    elif kind in _TOOL_BLOCKS:
+        return
+    elif kind == "server_tool_use" or (isinstance(kind, str) and kind.endswith("_tool_result")):
         raise BadRequest(
-            f"`{where}` is a {kind} block; tools are not supported on a panel: ask "
-            "bench/<collection>:route for a tool-calling turn.",
+            f"`{where}` is a {kind} block, a tool Anthropic ran on its side; a panel's seats "
+            "cannot be given it.",
             param=where,
         )
     elif isinstance(kind, str):
@@ -215,31 +182,11 @@ def _check_system(system: Any) -> None:
 
 
 def _check_extras(body: dict[str, Any]) -> None:
-    top_k = body.get("top_k")
-    if top_k is not None and (type(top_k) is not int or top_k < 0):
-        raise BadRequest("`top_k` must be a whole number of at least 0.", param="top_k")
     stops = body.get("stop_sequences")
     if stops is not None and not (
         isinstance(stops, list) and all(isinstance(s, str) for s in stops)
     ):
         raise BadRequest("`stop_sequences` must be a list of strings.", param="stop_sequences")
-    metadata = body.get("metadata")
-    if metadata is not None and not (
-        isinstance(metadata, dict)
-        and set(metadata) <= {"user_id"}
-        and isinstance(metadata.get("user_id", ""), str | None)
-    ):
-        raise BadRequest("`metadata` may hold only a string `user_id`.", param="metadata")
-    thinking = body.get("thinking")
-    if thinking is not None and not (
-        isinstance(thinking, dict)
-        and thinking.get("type") in _THINKING
-        and (thinking.get("type") != "enabled" or type(thinking.get("budget_tokens")) is int)
-    ):
-        raise BadRequest(
-            "`thinking` must be {type: enabled, budget_tokens: N}, adaptive or disabled.",
-            param="thinking",
-        )
     for field in ("temperature", "top_p"):
         value = body.get(field)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):

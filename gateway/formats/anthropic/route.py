@@ -1,8 +1,10 @@
 """Anthropic Messages in route mode (gateway/route/start.py): the request (tools, tool_choice,
-tool_use and tool_result blocks) is translated to OpenAI chat by litellm's adapter and passed to
-one member; its reply comes back as a `message` with text and tool_use blocks, or streamed as
-the Messages events (through litellm's stream wrapper), `ping` while the member is silent,
-`bench` in `message_delta`. An error after the first event is an `event: error`."""
+tool_use and tool_result blocks) is made plain (its hints, betas and system-role messages read
+by gateway/formats/anthropic/hints.py), translated to OpenAI chat by litellm's adapter and
+passed to one member; its reply comes back as a `message` with text and tool_use blocks, or
+streamed as the Messages events (through litellm's stream wrapper), `ping` while the member is
+silent, `bench` in `message_delta`, `model` the member that answered (its alias). An error after
+the first event is an `event: error`."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 from starlette.responses import Response, StreamingResponse
 
 from gateway.errors import BadRequest, GatewayError, UpstreamError
+from gateway.formats.anthropic.hints import plain
 from gateway.formats.chat.route import Quiet, with_keepalive
 from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
@@ -22,7 +25,7 @@ from gateway.upstream.translate.anthropic import events_of, message_of, to_opena
 _OURS = ("model", "stream", "bench", "with")
 
 
-def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
+def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -> RouteAsk:
     if not isinstance(body.get("messages"), list) or not body["messages"]:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")
     max_tokens = body.get("max_tokens")
@@ -31,13 +34,16 @@ def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")
-    wanted = {k: v for k, v in body.items() if k not in _OURS and v is not None}
+    read = plain(body, headers)
+    wanted = {k: v for k, v in read.body.items() if k not in _OURS and v is not None}
     try:
         request = to_openai_chat({"model": body["model"], **wanted})
     except Exception as exc:  # the adapter's own complaint about a request it cannot read
         raise BadRequest(f"The request cannot be read: {exc}.") from None
     request.pop("model", None)
-    return RouteAsk(body["model"], collection, request, stream)
+    return RouteAsk(
+        body["model"], collection, request, stream, hints=read.hints, session=read.session
+    )
 
 
 async def render_route(turn: RouteTurn) -> Response:
@@ -46,13 +52,13 @@ async def render_route(turn: RouteTurn) -> Response:
         return StreamingResponse(stream(turn), media_type="text/event-stream", headers=headers)
     await turn.finish_plain()
     body = message_of(turn.response)
-    body["model"] = turn.ask.requested_model
+    body["model"] = turn.alias
     body["bench"] = turn.bench
     return JSONResponse(body, headers=turn.headers)
 
 
 async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
-    events = events_of(turn.chunks(), turn.ask.requested_model)
+    events = events_of(turn.chunks(), turn.alias)
     try:
         async for event in with_keepalive(events, turn.runtime.config.gateway.keepalive_s):
             if isinstance(event, Quiet):

@@ -1,5 +1,11 @@
 """OpenAI chat completions, read: a request body checked (`check`, pure and bounded, may run
-in the body reader's child process) and made an `Ask` (`read`). Tools are route mode's."""
+in the body reader's child process) and made an `Ask` (`read`).
+
+A panel answers in prose: tools offered to it are not offered to its seats (`X-Bench-Dropped:
+tools`), earlier tool calls and results reach them as text, and only a `tool_choice` that
+demands a call is refused, naming route mode. Hint fields (`reasoning_effort`, `store`, ...) go
+to each seat whose provider takes them (gateway/panel/hints.py); a field the gateway does not
+know is named as dropped, never passed on or lost unnamed."""
 
 from __future__ import annotations
 
@@ -9,18 +15,23 @@ from gateway.config.schema import GatewaySettings
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.panel.ask import (
+    SAMPLING,
     Ask,
     chat_messages,
     collection_named,
     nominees_of,
     one_choice,
+    refuse_demanded_call,
     reply_asked,
     reply_merged,
     sampling_of,
     shape_asked,
 )
+from gateway.panel.hints import CHAT_HINTS, chat_hints
 
-_TOOLS = ("function_call", "functions", "parallel_tool_calls", "tool_choice", "tools")
+_TOOLS = ("functions", "tools")
+_KNOWN = frozenset({"model", "messages", "stream", "stream_options", "with", "bench", "n",
+                    "tool_choice", "function_call", *_TOOLS, *SAMPLING, *CHAT_HINTS})  # fmt: skip
 
 
 def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
@@ -30,18 +41,20 @@ def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
     collection_named(body.get("model"))
     messages = chat_messages(body.get("messages"), settings.max_messages)
     one_choice(body)
-    for field in _TOOLS:
-        if body.get(field) is not None:
-            raise BadRequest(
-                f"`{field}` is not supported on a panel; ask bench/<collection>:route for a "
-                "tool-calling turn.",
-                param=field,
-            )
+    refuse_demanded_call(body.get("tool_choice"), "tool_choice")
+    refuse_demanded_call(body.get("function_call"), "function_call")
     sampling = sampling_of(body)
+    hints = chat_hints(body, [f for f in CHAT_HINTS if f != "parallel_tool_calls"])
+    sampling.pop("reasoning_effort", None)  # a hint: checked above, given where it is taken
+    hints = hints.drop(*(field for field in _TOOLS if body.get(field)))  # `tools: []`: none
+    if body.get("parallel_tool_calls") is not None:
+        hints = hints.drop("parallel_tool_calls")
+    hints = hints.drop(*(field for field in body if field not in _KNOWN))
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")
     return {
+        "hints": hints,
         "model": body["model"],
         "messages": messages,
         "sampling": sampling,
@@ -67,4 +80,5 @@ def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
         sampling=body["sampling"],
         stream=body["stream"],
         merged=merged,
+        hints=body["hints"],
     )

@@ -1,5 +1,8 @@
-"""OpenAI chat in route mode (gateway/route/start.py): the request passes on as it is, and the
-member's reply comes back as it is, with `model` the collection asked for and `bench` added.
+"""OpenAI chat in route mode (gateway/route/start.py): the request passes on as it is, but for
+its hint fields (`reasoning_effort`, `store`, `metadata`, ...), each given to a member whose
+provider takes it and otherwise named in `X-Bench-Dropped` (gateway/panel/hints.py), as is any
+field the gateway does not know; the member's reply comes back as it is, with `model` the
+member that answered (its alias) and `bench` added.
 
 Streamed, every chunk the member sends is relayed as it arrives (tool-call deltas included, so
 the SDK assembles them as it would from the provider), a `: keep-alive` comment while the member
@@ -18,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 
 from gateway.errors import BadRequest, GatewayError
 from gateway.panel.ask import SAMPLING, one_choice
+from gateway.panel.hints import CHAT_HINTS, chat_hints
 from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import Quiet, with_keepalive
@@ -25,15 +29,15 @@ from gateway.route.turn import RouteTurn
 
 KEEP_ALIVE = b": keep-alive\n\n"
 DONE = b"data: [DONE]\n\n"
-# Passed on untouched besides the sampling fields.
-PASSED = ("tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
-          "logprobs", "top_logprobs", "modalities", "metadata", "service_tier")  # fmt: skip
+# Passed on untouched besides the sampling fields; the hint fields go where they are taken.
+PASSED = ("tools", "tool_choice", "functions", "function_call")
 _OURS = ("model", "messages", "stream", "stream_options", "bench", "with", "n")
+_KNOWN = frozenset({*_OURS, *PASSED, *SAMPLING, *CHAT_HINTS})
 # Quiet and with_keepalive serve every route format; they live in gateway/route/keepalive.py.
 __all__ = ["Quiet", "read_route", "render_route", "stream", "with_keepalive"]
 
 
-def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
+def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -> RouteAsk:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("`messages` must be a non-empty list.", param="messages")
@@ -45,10 +49,12 @@ def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")
     request = {k: body[k] for k in (*SAMPLING, *PASSED) if body.get(k) is not None}
+    request.pop("reasoning_effort", None)  # a hint, below
     request["messages"] = messages
     options = body.get("stream_options")
     usage = isinstance(options, dict) and bool(options.get("include_usage"))
-    return RouteAsk(body["model"], collection, request, stream, {"include_usage": usage})
+    hints = chat_hints(body).drop(*(field for field in body if field not in _KNOWN))
+    return RouteAsk(body["model"], collection, request, stream, {"include_usage": usage}, hints)
 
 
 async def render_route(turn: RouteTurn) -> Response:
@@ -57,13 +63,13 @@ async def render_route(turn: RouteTurn) -> Response:
         return StreamingResponse(stream(turn), media_type="text/event-stream", headers=headers)
     await turn.finish_plain()
     body = turn.response.model_dump(exclude_none=True)
-    body["model"] = turn.ask.requested_model
+    body["model"] = turn.alias
     body["bench"] = turn.bench
     return JSONResponse(body, headers=turn.headers)
 
 
 async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
-    model = turn.ask.requested_model
+    model = turn.alias
     usage_asked = turn.ask.options.get("include_usage", False)
     base: dict[str, Any] = {}
     try:

@@ -85,7 +85,7 @@ def _prompt(prompt: Any) -> str:
     return prompt
 
 
-def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
+def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -> RouteAsk:
     """Route mode needs tools, which a text completion cannot carry: refused, naming the
     formats that take it."""
     raise BadRequest(

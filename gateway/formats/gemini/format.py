@@ -14,7 +14,8 @@ from gateway.bodies import bounded
 from gateway.config.settings import Config
 from gateway.errors import GatewayError
 from gateway.formats.gemini import route
-from gateway.formats.gemini.read import camel_keys, chat_request, check_fields
+from gateway.formats.gemini.hints import camel_keys
+from gateway.formats.gemini.read import chat_request, check_fields
 from gateway.formats.gemini.render import error_body, render_error, reply_chunk, streamed
 from gateway.panel import reply
 from gateway.panel.ask import (
@@ -27,7 +28,9 @@ from gateway.panel.ask import (
     sampling_of,
     shape_asked,
 )
-from gateway.panel.run import KeepAlive, PanelEnded, PanelRun, SeatFinished
+from gateway.panel.fanout import SeatStatus
+from gateway.panel.hints import joined
+from gateway.panel.run import Event, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
 from gateway.route.turn import RouteTurn
@@ -51,9 +54,9 @@ class GeminiFormat:
         """A generateContent body (bounded by `check`; the X-Panel-* headers, lower-cased) as an
         Ask."""
         body = camel_keys(body)
-        check_fields(body)
+        found = check_fields(body)
         collection, merged_by_name = collection_named(self.model)
-        request = chat_request(body)
+        request, config_found = chat_request(body)
         messages = chat_messages(request.pop("messages"), config.gateway.max_messages)
         return Ask.of(
             requested_model=self.model,
@@ -65,11 +68,26 @@ class GeminiFormat:
             stream=self.stream,
             merged=merged_by_name
             or reply_merged(reply_asked(body.get("bench")), collection, config),
+            hints=joined(found, config_found),
         )
 
     async def render_run(self, run: PanelRun) -> Response:
         if self.stream:
-            return streamed(self._pieces(run), sse=self.sse, headers=dict(run.headers))
+            # The 200 waits for the first seat's answer: the Gemini CLI takes an in-stream error
+            # for an empty answer and retries it, so a panel no seat answers is a real status.
+            events = run.events()
+            held: list[Event] = []
+            async for event in events:
+                if isinstance(event, PanelEnded) and event.error is not None:
+                    return self.render_error(event.error)
+                if not isinstance(event, KeepAlive):
+                    held.append(event)
+                if isinstance(event, PanelEnded) or (
+                    isinstance(event, SeatFinished) and event.seat.status == SeatStatus.OK
+                ):
+                    break
+            pieces = self._pieces(run, _chained(held, events))
+            return streamed(pieces, sse=self.sse, headers=dict(run.headers))
         await run.run()
         error = run.failure()
         if error is not None:
@@ -82,19 +100,23 @@ class GeminiFormat:
     def render_error(self, error: GatewayError) -> Response:
         return render_error(error)
 
-    def read_route(self, body: dict[str, Any], collection: str) -> RouteAsk:
-        return route.read_route(body, collection, self.model, stream=self.stream)
+    def read_route(
+        self, body: dict[str, Any], headers: dict[str, str], collection: str
+    ) -> RouteAsk:
+        return route.read_route(body, headers, collection, self.model, stream=self.stream)
 
     async def render_route(self, turn: RouteTurn) -> Response:
         return await route.render_route(turn, sse=self.sse)
 
-    async def _pieces(self, run: PanelRun) -> AsyncIterator[dict[str, Any]]:
+    async def _pieces(
+        self, run: PanelRun, events: AsyncIterator[Event]
+    ) -> AsyncIterator[dict[str, Any]]:
         """The reply's chunks: the header, a section per seat as it finishes, the last with
         `finishReason` and `usageMetadata`; an empty text chunk as a keep-alive."""
         merged = run.ask.merged
         if not merged:
             yield reply_chunk(run, reply.header_line(run.facts) + "\n", last=False)
-        async for event in run.events():
+        async for event in events:
             if isinstance(event, KeepAlive):
                 yield reply_chunk(run, "", last=False)
             elif isinstance(event, SeatFinished):
@@ -107,3 +129,10 @@ class GeminiFormat:
                     return
                 done = event.completion
                 yield reply_chunk(run, done.text if merged else "", usage=done.usage)
+
+
+async def _chained(held: list[Event], rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    for event in held:
+        yield event
+    async for event in rest:
+        yield event

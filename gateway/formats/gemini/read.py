@@ -5,8 +5,10 @@ because the checks are most of the format and its replies need none of them.
 Every part, role and setting is checked first, because litellm's adapter drops what it does not
 know and nothing may be dropped silently; then litellm's `GoogleGenAIAdapter`
 (gateway/upstream/translate/gemini.py) makes the OpenAI chat request, and the fields it leaves
-out are added here. Tools, function calls and their responses are refused with a pointer to
-route mode (route_gemini.py), which reads its bodies with the same helpers.
+out are added here. A panel answers in prose: its function declarations are named as dropped,
+earlier function calls and responses reach its seats as text, and only a `toolConfig` that
+demands a call is refused, with a pointer to route mode (route_gemini.py), which reads its
+bodies with the same helpers. Hint fields are read by gateway/formats/gemini/hints.py.
 """
 
 from __future__ import annotations
@@ -17,17 +19,25 @@ from typing import Any
 
 from gateway.bodies import bounded
 from gateway.errors import BadRequest
+from gateway.formats.gemini.hints import (
+    camel_keys,
+    config_hints,
+    model_parts,
+    safety_hints,
+)
+from gateway.formats.gemini.tools import tools_of
 from gateway.panel.ask import chat_messages
+from gateway.panel.hints import Hints
+from gateway.panel.tool_text import call_line, result_line
 from gateway.upstream.translate.gemini import to_chat
 from routing import conversation_text, estimate_tokens
 
-ROUTE_HINT = "tools are not supported on a panel; use the collection's `:route` model for tools"
-_TOP_FIELDS = frozenset({"contents", "systemInstruction", "generationConfig", "with", "bench"})
+_TOP_FIELDS = frozenset(
+    {"contents", "systemInstruction", "generationConfig", "with", "bench", "safetySettings",
+     "tools", "toolConfig"}
+)  # fmt: skip
 _REFUSED_FIELDS = {
-    "tools": ROUTE_HINT,
-    "toolConfig": ROUTE_HINT,
     "cachedContent": "cached content is stored with Google; send the contents themselves",
-    "safetySettings": "safety thresholds cannot be applied to a panel's seats",
 }
 # generationConfig -> the OpenAI sampling field it is passed on as (the adapter maps the first
 # four; the rest it leaves out, so they are mapped here).
@@ -40,31 +50,18 @@ _CONFIG = {
     "presencePenalty": "presence_penalty",
     "frequencyPenalty": "frequency_penalty",
 }
-_CONFIG_ALSO = frozenset(
-    {"candidateCount", "responseMimeType", "responseSchema", "responseJsonSchema",
-     "responseModalities"}
-)  # fmt: skip
 _JSON = "application/json"
 
 
-def camel(name: str) -> str:
-    """Google's JSON takes snake_case names too; one spelling is checked."""
-    head, *rest = name.split("_")
-    return head + "".join(word[:1].upper() + word[1:] for word in rest)
-
-
-def camel_keys(body: dict[str, Any]) -> dict[str, Any]:
-    return {camel(k) if isinstance(k, str) else k: v for k, v in body.items()}
-
-
-def chat_request(body: dict[str, Any]) -> dict[str, Any]:
-    """A generateContent body (keys in camelCase) -> OpenAI chat `messages` and sampling."""
+def chat_request(body: dict[str, Any]) -> tuple[dict[str, Any], Hints]:
+    """A generateContent body (keys in camelCase) -> OpenAI chat `messages` and sampling, and
+    the hints of its generationConfig."""
     contents = _contents(body.get("contents"))
     system = system_text(body.get("systemInstruction"))
-    config = generation_config(body.get("generationConfig"))
+    config, found = generation_config(body.get("generationConfig"))
     request = to_chat(contents, system, config)
     with_config(request, config)
-    return request
+    return request, found
 
 
 def with_config(request: dict[str, Any], config: dict[str, Any]) -> None:
@@ -97,17 +94,41 @@ def count_tokens(body: dict[str, Any], max_messages: int) -> int:
         body = {**camel_keys(inner), **body}
         body.pop("model", None)
     check_fields(body)
-    messages = chat_messages(chat_request(body)["messages"], max_messages)
+    messages = chat_messages(chat_request(body)[0]["messages"], max_messages)
     return estimate_tokens(len(conversation_text(messages)))
 
 
-def check_fields(body: dict[str, Any]) -> None:
-    """The top-level fields: the ones a panel cannot honour are refused saying why."""
+def check_fields(body: dict[str, Any]) -> Hints:
+    """The top-level fields: the ones a panel cannot honour are refused saying why; safety
+    thresholds and fields the gateway does not know are named as dropped."""
+    found = safety_hints(body.get("safetySettings"), Hints())
+    found = _panel_tools(body, found)
     for field in body:
-        if field in _REFUSED_FIELDS:
+        if field in _REFUSED_FIELDS and body[field] not in (None, []):  # `tools: []`: no tools
             raise BadRequest(f"`{field}`: {_REFUSED_FIELDS[field]}.", param=field)
-        if field not in _TOP_FIELDS:
-            raise BadRequest(f"`{field}` is not a field the gateway knows.", param=field)
+        if field not in _TOP_FIELDS and field not in _REFUSED_FIELDS:
+            found = found.drop(field)
+    return found
+
+
+def _panel_tools(body: dict[str, Any], found: Hints) -> Hints:
+    """A panel answers in prose: its function declarations are named `tools`, Google's own
+    tools by name; only a `toolConfig` that demands a call (mode ANY) is refused."""
+    declared, hosted = tools_of(body.get("tools"))
+    calling = body.get("toolConfig")
+    mode = None
+    if isinstance(calling, dict):
+        config = camel_keys(calling).get("functionCallingConfig")
+        mode = camel_keys(config).get("mode") if isinstance(config, dict) else None
+    if isinstance(mode, str) and mode.upper() == "ANY":
+        raise BadRequest(
+            "`toolConfig.functionCallingConfig.mode` ANY demands a function call, which a panel "
+            "cannot make: it answers in prose, every seat side by side. Use the collection's "
+            "`:route` model for a tool-calling turn.",
+            param="toolConfig",
+        )
+    found = found.drop(*hosted)
+    return found.drop("tools") if declared else found
 
 
 def _contents(contents: Any) -> list[dict[str, Any]]:
@@ -115,19 +136,24 @@ def _contents(contents: Any) -> list[dict[str, Any]]:
         contents = [contents]
     if not isinstance(contents, list) or not contents:
         raise BadRequest("`contents` must be a non-empty list.", param="contents")
+    kept = []
     for i, content in enumerate(contents):
         where = f"contents[{i}]"
         if not isinstance(content, dict):
             raise BadRequest(f"`{where}` must be an object.", param=where)
         content = camel_keys(content)
-        contents[i] = content
         for field in content:
             if field not in ("role", "parts"):
                 raise BadRequest(f"`{where}.{field}` is not a content field.", param=where)
         if content.get("role", "user") not in ("user", "model"):
             raise BadRequest(f"`{where}.role` must be user or model.", param=f"{where}.role")
-        _parts(content.get("parts"), f"{where}.parts")
-    return contents
+        parts = content.get("parts")
+        content["parts"] = model_parts(parts)
+        if parts and content["parts"] == []:
+            continue  # a turn of thoughts only: nothing a seat reads
+        _parts(content["parts"], f"{where}.parts")
+        kept.append(content)
+    return kept
 
 
 def _parts(parts: Any, where: str, *, text_only: bool = False) -> list[dict[str, Any]]:
@@ -146,17 +172,31 @@ def _parts(parts: Any, where: str, *, text_only: bool = False) -> list[dict[str,
         if not text_only and kinds == {"inlineData"}:
             inline_image(part["inlineData"], f"{here}.inlineData")
             continue
+        if not text_only and kinds & {"functionCall", "functionResponse"} and len(kinds) == 1:
+            parts[j] = {"text": _tool_text(part, here)}  # a panel's seats read it as text
+            continue
         raise BadRequest(f"`{here}`: {_why_not(kinds, text_only)}.", param=here)
     return parts
 
 
+def _tool_text(part: dict[str, Any], where: str) -> str:
+    """An earlier function call or response, as the text a panel's seats read."""
+    kind, value = next(iter(part.items()))
+    value = camel_keys(value) if isinstance(value, dict) else None
+    if value is None or not isinstance(value.get("name"), str):
+        raise BadRequest(f"`{where}.{kind}` must be an object with a name.", param=where)
+    if kind == "functionCall":
+        return call_line(value["name"], value.get("args") or {})
+    return result_line(value.get("response"))
+
+
 def _why_not(kinds: set[str], text_only: bool) -> str:
     if kinds & {"functionCall", "functionResponse"}:
-        return ROUTE_HINT
+        return "a part must be exactly one of text, inlineData, functionCall or functionResponse"
     if "fileData" in kinds:
         return "uploaded files cannot reach a panel's seats; send the image bytes as inlineData"
     if kinds & {"executableCode", "codeExecutionResult"}:
-        return "code execution is a Gemini tool; " + ROUTE_HINT
+        return "code execution is a Gemini tool that runs on Google's side"
     if text_only:
         return "a system instruction takes only text parts"
     return "a part must be exactly one of text (a string) or inlineData (an image)"
@@ -192,19 +232,14 @@ def system_text(system: Any) -> str | None:
     return "\n\n".join(part["text"] for part in parts)
 
 
-def generation_config(given: Any) -> dict[str, Any]:
+def generation_config(given: Any) -> tuple[dict[str, Any], Hints]:
+    """The generationConfig fields passed on, checked, and the hints in the rest
+    (gateway/formats/gemini/hints.py)."""
     if given is None:
-        return {}
+        return {}, Hints()
     if not isinstance(given, dict):
         raise BadRequest("`generationConfig` must be an object.", param="generationConfig")
-    config = {k: v for k, v in camel_keys(given).items() if v is not None}
-    for name in config:
-        if name not in _CONFIG and name not in _CONFIG_ALSO:
-            raise BadRequest(
-                f"`generationConfig.{name}` cannot be passed on to a panel's seats; it takes "
-                f"{', '.join(sorted(_CONFIG))}, candidateCount 1 and a JSON responseMimeType.",
-                param=f"generationConfig.{name}",
-            )
+    config, found = config_hints({k: v for k, v in camel_keys(given).items() if v is not None})
     if config.get("candidateCount", 1) != 1:
         raise BadRequest(
             "`generationConfig.candidateCount` must be 1: a panel's answers come as one "
@@ -221,4 +256,4 @@ def generation_config(given: Any) -> dict[str, Any]:
             "`generationConfig.responseModalities`: a panel answers in text only.",
             param="generationConfig.responseModalities",
         )
-    return config
+    return config, found

@@ -9,7 +9,7 @@ counts tokens); this module is the `Format` itself and everything sent back. The
 rendered here from the panel's events: `?alt=sse` is Server-Sent Events, otherwise one JSON
 array streamed element by element; a chunk per seat section as it finishes. Gemini replies have
 no place for `bench`, so it goes in the headers (`X-Bench-Panel`, `X-Bench-Seats`) and on the
-record. Tools, function calls and their responses go to route mode (route_gemini.py).
+record. A tool-calling turn is route mode's (route_gemini.py); a panel answers in prose.
 """
 
 from __future__ import annotations

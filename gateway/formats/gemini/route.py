@@ -26,8 +26,8 @@ from starlette.responses import Response
 
 from gateway.errors import BadRequest, PanelFailed
 from gateway.formats.chat.route import Quiet
+from gateway.formats.gemini.hints import camel_keys, model_parts, safety_hints
 from gateway.formats.gemini.read import (
-    camel_keys,
     generation_config,
     inline_image,
     system_text,
@@ -36,6 +36,7 @@ from gateway.formats.gemini.read import (
 from gateway.formats.gemini.render import error_body, streamed
 from gateway.formats.gemini.tools import tool_choice, tools_of
 from gateway.panel.ask import sampling_of
+from gateway.panel.hints import Hints, joined
 from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
 from gateway.route.pieces import Assembly, Text, args_of, error_text, tokens_of
@@ -43,11 +44,11 @@ from gateway.route.turn import RouteTurn
 from gateway.upstream.translate.gemini import to_chat
 
 _FIELDS = frozenset(
-    {"contents", "systemInstruction", "generationConfig", "tools", "toolConfig", "bench"}
-)
+    {"contents", "systemInstruction", "generationConfig", "tools", "toolConfig", "bench",
+     "safetySettings"}
+)  # fmt: skip
 _REFUSED = {
     "cachedContent": "cached content is stored with Google; send the contents themselves",
-    "safetySettings": "safety thresholds cannot be applied to a member",
 }
 _FINISH = {"length": "MAX_TOKENS", "content_filter": "SAFETY"}  # else STOP, as Gemini ends calls
 
@@ -55,17 +56,19 @@ _FINISH = {"length": "MAX_TOKENS", "content_filter": "SAFETY"}  # else STOP, as 
 # -- read ---------------------------------------------------------------------------------------
 
 
-def read_route(body: dict[str, Any], collection: str, model: str, *, stream: bool) -> RouteAsk:
+def read_route(
+    body: dict[str, Any], headers: dict[str, str], collection: str, model: str, *, stream: bool
+) -> RouteAsk:
     body = camel_keys(body)
     for name in body:
         if name in _REFUSED:
             raise BadRequest(f"`{name}`: {_REFUSED[name]}.", param=name)
-        if name not in _FIELDS:
-            raise BadRequest(f"`{name}` is not a field the gateway knows.", param=name)
+    found = safety_hints(body.get("safetySettings"), Hints())
+    found = found.drop(*(name for name in body if name not in _FIELDS))
     contents, ids = _contents(body.get("contents"))
     system = system_text(body.get("systemInstruction"))
-    config = generation_config(body.get("generationConfig"))
-    tools = tools_of(body.get("tools"))
+    config, config_found = generation_config(body.get("generationConfig"))
+    tools, hosted = tools_of(body.get("tools"))
     choice, tools = tool_choice(body.get("toolConfig"), tools)
     try:
         translated = to_chat(contents, system, config, tools=tools, call_ids=ids)
@@ -77,7 +80,8 @@ def read_route(body: dict[str, Any], collection: str, model: str, *, stream: boo
         request["tools"] = translated["tools"]
         if choice is not None:
             request["tool_choice"] = choice
-    return RouteAsk(model, collection, request, stream)
+    found = joined(found.drop(*hosted), config_found)
+    return RouteAsk(model, collection, request, stream, hints=found)
 
 
 def _contents(contents: Any) -> tuple[list[dict[str, Any]], tuple[list[str], list[str]]]:
@@ -104,13 +108,14 @@ def _contents(contents: Any) -> tuple[list[dict[str, Any]], tuple[list[str], lis
         parts = content.get("parts")
         if not isinstance(parts, list) or not parts:
             raise BadRequest(f"`{where}.parts` must be a non-empty list.", param=where)
+        parts = model_parts(parts)
+        if not parts:
+            continue  # a turn of thoughts only: nothing a member reads
         waiting, pending = pending, []
         kept = []
         for j, part in enumerate(parts):
             here = f"{where}.parts[{j}]"
             part = camel_keys(part) if isinstance(part, dict) else part
-            if isinstance(part, dict):
-                part.pop("thoughtSignature", None)  # Google's own token: no member can read it
             kind = next(iter(part)) if isinstance(part, dict) and len(part) == 1 else None
             if kind == "text" and isinstance(part["text"], str):
                 kept.append(part)
@@ -254,6 +259,6 @@ def _chunk(
             "candidatesTokenCount": completion,
             "totalTokenCount": prompt + completion,
         }
-    body["modelVersion"] = turn.ask.requested_model
+    body["modelVersion"] = turn.alias
     body["responseId"] = turn.call
     return body

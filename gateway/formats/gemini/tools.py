@@ -1,8 +1,10 @@
 """Gemini's `tools` and `toolConfig` in route mode, checked before litellm's adapter reads them.
 
 Only `functionDeclarations` can pass on to a member: the other Gemini tools (Google Search,
-code execution, URL context, ...) run on Google's side, so they are refused with a 400 that
-says so rather than dropped. A declaration's return schema (`response`, `responseJsonSchema`)
+code execution, URL context, ...) run on Google's side, so they are named as dropped
+(`tools[googleSearch]`, in `X-Bench-Dropped`). A schema's `$schema` (which dialect it is
+written in) is left out: it constrains nothing, and some providers refuse the keyword. A
+declaration's return schema (`response`, `responseJsonSchema`)
 is left out: a chat tool has no place for it, and the member reads the result when it comes.
 The adapter maps `toolConfig`'s mode but not
 `allowedFunctionNames`, so the tool choice is made here: `ANY` with one allowed name is that
@@ -14,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.errors import BadRequest
-from gateway.formats.gemini.read import camel_keys
+from gateway.formats.gemini.hints import camel_keys
 
 _DECLARATION = frozenset({"name", "description", "parameters", "parametersJsonSchema"})
 # What a function returns: the member reads the result itself when it comes back, and a chat
@@ -24,25 +26,23 @@ _MODES = {"AUTO": "auto", "MODE_UNSPECIFIED": "auto", "VALIDATED": "auto", "ANY"
           "NONE": "none"}  # fmt: skip
 
 
-def tools_of(tools: Any) -> list[dict[str, Any]]:
-    """Every function declaration, checked, as one Gemini tool (none: an empty list)."""
+def tools_of(tools: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every function declaration, checked, as one Gemini tool (none: an empty list), and the
+    names of the tools that run on Google's side, dropped."""
     if tools is None:
-        return []
+        return [], []
     if not isinstance(tools, list):
         raise BadRequest("`tools` must be a list.", param="tools")
     declared: list[dict[str, Any]] = []
+    hosted: list[str] = []
     for i, tool in enumerate(tools):
         where = f"tools[{i}]"
         if not isinstance(tool, dict):
             raise BadRequest(f"`{where}` must be an object.", param=where)
         tool = camel_keys(tool)
-        for kind in tool:
-            if kind != "functionDeclarations":
-                raise BadRequest(
-                    f"`{where}.{kind}`: a Gemini tool that runs on Google's side cannot run "
-                    "through the gateway; only functionDeclarations pass on to a member.",
-                    param=where,
-                )
+        hosted += [f"tools[{kind}]" for kind in tool if kind != "functionDeclarations"]
+        if "functionDeclarations" not in tool:
+            continue
         declarations = tool.get("functionDeclarations")
         if not isinstance(declarations, list):
             raise BadRequest(f"`{where}.functionDeclarations` must be a list.", param=where)
@@ -51,7 +51,7 @@ def tools_of(tools: Any) -> list[dict[str, Any]]:
     names = [d["name"] for d in declared]
     if len(set(names)) < len(names):
         raise BadRequest("`tools`: two functions have the same name.", param="tools")
-    return [{"functionDeclarations": declared}] if declared else []
+    return ([{"functionDeclarations": declared}] if declared else []), hosted
 
 
 def _declaration(given: Any, where: str) -> dict[str, Any]:
@@ -77,6 +77,9 @@ def _declaration(given: Any, where: str) -> dict[str, Any]:
             "parametersJsonSchema).",
             param=where,
         )
+    for key in ("parameters", "parametersJsonSchema"):
+        if key in declaration:
+            declaration[key] = {k: v for k, v in declaration[key].items() if k != "$schema"}
     return declaration
 
 

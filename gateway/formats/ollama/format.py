@@ -48,6 +48,7 @@ class OllamaFormat:
             sampling=body["sampling"],
             stream=body["stream"],
             merged=merged_by_name or reply_merged(body["reply"], collection, config),
+            hints=body["hints"],
         )
 
     async def render_run(self, run: PanelRun) -> Response:
@@ -68,10 +69,12 @@ class OllamaFormat:
 
     # Route mode brings litellm, which the body reader's child (handed `check`) must not
     # import: route.py is imported when first used.
-    def read_route(self, body: dict[str, Any], collection: str) -> RouteAsk:
+    def read_route(
+        self, body: dict[str, Any], headers: dict[str, str], collection: str
+    ) -> RouteAsk:
         from gateway.formats.ollama import route as route_ollama
 
-        return route_ollama.read_route(body, collection, self.kind)
+        return route_ollama.read_route(body, headers, collection, self.kind)
 
     async def render_route(self, turn: RouteTurn) -> Response:
         from gateway.formats.ollama import route as route_ollama

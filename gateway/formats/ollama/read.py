@@ -8,8 +8,10 @@ there too. Route mode (route_ollama.py) reads options and images with the same h
 Nothing is dropped silently. Options that change an answer and cannot be passed on to an
 OpenAI-shaped seat (top_k, repeat_penalty, mirostat, ...) are refused; options that only tune a
 local Ollama runtime (num_ctx, num_gpu, num_thread, ...) and `keep_alive` mean nothing for a
-remote model and are accepted without effect. Tools on a panel, templates, raw prompts, suffixes
-and `context` are refused with a 400 that says why; tools go to route mode.
+remote model and are accepted without effect. Templates, raw prompts, suffixes and `context` are
+refused with a 400 that says why. A panel answers in prose: tools offered to it are named as
+dropped (`X-Bench-Dropped: tools`) and earlier tool calls and results reach the seats as text;
+route mode (`bench/<c>:route`) passes them through.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from gateway.bodies import bounded
 from gateway.config.schema import GatewaySettings
 from gateway.errors import BadRequest
 from gateway.panel.ask import chat_messages, collection_named, nominees_of, reply_asked, sampling_of
+from gateway.panel.hints import Hints
 
 LATEST = ":latest"
-ROUTE_HINT = "tools are not supported on a panel; use the collection's `:route` model for tools"
 # Ollama option -> the OpenAI sampling field it is passed on as.
 _OPTIONS = {
     "temperature": "temperature",
@@ -70,9 +72,10 @@ def checked(kind: str, body: dict[str, Any], settings: GatewaySettings) -> dict[
             raise BadRequest(f"`{field}` is not a field the gateway knows on /api/{kind}.")
     model = model_name(body.get("model"))
     collection_named(model)
+    found = Hints()
     if kind == "chat":
-        if body.get("tools"):
-            raise BadRequest(f"`tools`: {ROUTE_HINT}.", param="tools")
+        if body.get("tools"):  # a panel answers in prose
+            found = found.drop("tools")
         messages = _chat_messages(body.get("messages"))
     else:
         messages = _generate_messages(body)
@@ -91,6 +94,7 @@ def checked(kind: str, body: dict[str, Any], settings: GatewaySettings) -> dict[
         "stream": stream,
         "with": nominees_of(body.get("with"), None),
         "reply": reply_asked(body.get("bench")),
+        "hints": found,
     }
 
 
@@ -118,10 +122,15 @@ def checked_messages(messages: Any, fields: frozenset[str]) -> Iterator[tuple[st
 
 
 def _chat_messages(messages: Any) -> list[dict[str, Any]]:
-    converted = []
+    converted: list[dict[str, Any]] = []
     for where, message in checked_messages(messages, _MESSAGE_FIELDS):
-        if message.get("role") == "tool" or message.get("tool_calls") or message.get("tool_name"):
-            raise BadRequest(f"`{where}` is a tool call or result: {ROUTE_HINT}.", param=where)
+        if message.get("role") == "tool" or message.get("tool_calls"):
+            # in OpenAI's shape: chat_messages gives a panel's seats earlier tool turns as text
+            calls = message.get("tool_calls") or []
+            if not isinstance(calls, list):
+                raise BadRequest(f"`{where}.tool_calls` must be a list.", param=where)
+            converted.append({**message, "tool_calls": calls} if calls else dict(message))
+            continue
         # An earlier turn's `thinking` is left out, as Ollama's own templates leave it out.
         content = message.get("content", "")
         converted.append(

@@ -9,8 +9,8 @@ gateway sends back: replies, the stream, errors, and the collections listed as m
 Replies are built with the `ollama` package's own types, so they are the shapes its client
 parses. Streams are NDJSON (Ollama streams unless `"stream": false`): a line for the header,
 one per seat section in finish order, then the `done` line carrying `bench`. Keep-alives are
-lines with empty content (an Ollama client parses every line as JSON). Tools go to route mode
-(route_ollama.py).
+lines with empty content (an Ollama client parses every line as JSON). A tool-calling turn is
+route mode's (route_ollama.py); a panel answers in prose.
 """
 
 from __future__ import annotations

@@ -49,7 +49,9 @@ _WHY = {
 # -- read ---------------------------------------------------------------------------------------
 
 
-def read_route(body: dict[str, Any], collection: str, kind: str) -> RouteAsk:
+def read_route(
+    body: dict[str, Any], headers: dict[str, str], collection: str, kind: str
+) -> RouteAsk:
     if kind != "chat":
         raise BadRequest(
             "Route mode is on /api/chat: /api/generate carries no tools or tool results; send "
@@ -217,7 +219,7 @@ def _line(
 ) -> bytes:
     """One reply object in the `ollama` package's type; the `done` one carries `bench`."""
     fields: dict[str, Any] = {
-        "model": turn.ask.requested_model,
+        "model": turn.alias,
         "created_at": iso(turn.runtime.clock()),
         "done": done is not None,
     }

@@ -1,5 +1,7 @@
 """OpenAI Responses, read: `input` (a string or message items) and the fields a panel reads,
-every one a Responses client may send either honoured or refused by name, made an `Ask`."""
+every one a Responses client may send honoured, refused by name, or (its hint fields, read as
+route mode reads them: gateway/formats/responses/hints.py) given to the seats that take it and
+named in `X-Bench-Dropped` otherwise, made an `Ask`."""
 
 from __future__ import annotations
 
@@ -10,23 +12,28 @@ from gateway.bodies import bounded
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.formats.responses.events import SAMPLING
+from gateway.formats.responses.hints import dropped_items, hints_of, tools_of
 from gateway.panel.ask import (
     Ask,
     chat_messages,
     collection_named,
     nominees_of,
     one_choice,
+    refuse_demanded_call,
     reply_asked,
     reply_merged,
     sampling_of,
     shape_asked,
 )
+from gateway.panel.hints import Hints
 from gateway.upstream.translate import responses as translate
 
 _ROLES = ("user", "assistant", "system", "developer")
 
 
 _TEXT_PARTS = ("input_text", "output_text")
+_TOOL_ITEMS = ("function_call", "function_call_output", "custom_tool_call",
+               "custom_tool_call_output")  # fmt: skip
 
 
 _STORED = (
@@ -71,7 +78,17 @@ def read(body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:
         sampling=_sampling(body),
         stream=stream,
         merged=merged,
+        hints=_tools_dropped(body, dropped_items(input_, hints_of(body))),
     )
+
+
+def _tools_dropped(body: dict[str, Any], found: Hints) -> Hints:
+    """A panel answers in prose: its function tools are named `tools`, hosted ones by name,
+    and `parallel_tool_calls` (which a provider refuses without tools) with them."""
+    offered, _namespaces, found = tools_of(body.get("tools"), found)
+    if body.get("parallel_tool_calls") is not None:
+        found = found.withdraw("parallel_tool_calls")
+    return found.drop("tools") if offered else found
 
 
 def _refuse_unhonoured(body: dict[str, Any]) -> None:
@@ -91,31 +108,7 @@ def _refuse_unhonoured(body: dict[str, Any]) -> None:
         raise BadRequest(
             "`background` cannot be honoured: a panel answers in the request.", param="background"
         )
-    tools = body.get("tools")
-    if tools is not None and not isinstance(tools, list):
-        raise BadRequest("`tools` must be a list.", param="tools")
-    for i, tool in enumerate(tools or []):
-        kind = tool.get("type") if isinstance(tool, dict) else None
-        if kind in ("function", "custom"):
-            raise BadRequest(
-                "`tools` are not supported on a panel: it returns every seat's answer, "
-                "not one tool call: ask bench/<collection>:route for a tool-calling turn.",
-                param=f"tools[{i}]",
-            )
-        raise BadRequest(
-            f"`tools[{i}]` is a hosted tool ({kind!r}) the gateway cannot run.",
-            param=f"tools[{i}]",
-        )
-    if body.get("tool_choice") not in (None, "none", "auto"):
-        raise BadRequest(
-            "`tool_choice` needs tools; tools are not supported on a panel: ask "
-            "bench/<collection>:route for a tool-calling turn.",
-            param="tool_choice",
-        )
-    if body.get("include"):
-        raise BadRequest("`include` cannot be honoured on a panel.", param="include")
-    if body.get("top_logprobs"):
-        raise BadRequest("`top_logprobs` cannot be honoured on a panel.", param="top_logprobs")
+    refuse_demanded_call(body.get("tool_choice"), "tool_choice")
 
 
 def _checked_input(input_: Any) -> str | list[Any]:
@@ -132,10 +125,12 @@ def _checked_input(input_: Any) -> str | list[Any]:
             _check_message(item, where)
         elif not isinstance(kind, str):
             raise BadRequest(f"`{where}.type` must be a string.", param=where)
+        elif kind in _TOOL_ITEMS or kind == "reasoning":  # reasoning: named as dropped
+            continue  # litellm reads them as tool calls and results: the seats read them as text
         elif kind.endswith(("_call", "_call_output")) or kind.startswith("mcp_"):
             raise BadRequest(
-                f"`{where}` is a tool call or result ({kind}); tools are not supported on a "
-                "panel: ask bench/<collection>:route for a tool-calling turn.",
+                f"`{where}` is a hosted tool's call or result ({kind}), which ran on the "
+                "provider's side; a panel's seats cannot be given it.",
                 param=where,
             )
         elif kind == "item_reference":
@@ -192,11 +187,6 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
                 "`text.format.schema` must be a JSON schema object.", param="text.format"
             )
         chat["response_format"] = translate.response_format_of(text)
-    reasoning = body.get("reasoning")
-    if reasoning is not None:
-        if not isinstance(reasoning, dict):
-            raise BadRequest("`reasoning` must be an object.", param="reasoning")
-        chat["reasoning_effort"] = reasoning.get("effort")
     try:
         return sampling_of(chat)
     except BadRequest as error:
@@ -204,8 +194,6 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
         name = theirs.get(error.param or "", error.param)
         if error.param == "response_format":
             name = "text"
-        elif error.param == "reasoning_effort":
-            name = "reasoning.effort"
         raise BadRequest(
             error.message.replace(f"`{error.param}`", f"`{name}`"), param=name
         ) from None

@@ -20,6 +20,7 @@ from starlette.responses import Response, StreamingResponse
 
 from gateway.errors import BadRequest
 from gateway.formats.chat.route import Quiet
+from gateway.formats.responses import hints
 from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
 from gateway.route.pieces import (
@@ -35,30 +36,36 @@ from gateway.route.turn import RouteTurn
 from gateway.upstream.translate import responses as translate
 
 _SAMPLING = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens",
-             "user": "user", "parallel_tool_calls": "parallel_tool_calls"}  # fmt: skip
+             "user": "user"}  # fmt: skip
 
 
-def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
+def read_route(body: dict[str, Any], headers: dict[str, str], collection: str) -> RouteAsk:
     input_, instructions = body.get("input"), body.get("instructions")
     if not isinstance(input_, str | list) or not input_:
         raise BadRequest("`input` must be a string or a non-empty list of items.", param="input")
-    if body.get("previous_response_id") is not None:
-        raise BadRequest("`previous_response_id`: the gateway stores no responses.")
+    for field in ("previous_response_id", "conversation", "prompt"):
+        if body.get(field) is not None:
+            raise BadRequest(
+                f"`{field}`: the gateway stores no responses; send the whole conversation in "
+                "`input`.",
+                param=field,
+            )
     try:
         messages = translate.messages_of(input_, instructions)
     except translate.Unreadable as exc:
         raise BadRequest(f"`input` could not be read: {exc}", param="input") from None
-    request: dict[str, Any] = {"messages": messages}
+    request: dict[str, Any] = {"messages": [_system(m) for m in messages]}
     for theirs, ours in _SAMPLING.items():
         if body.get(theirs) is not None:
             request[ours] = body[theirs]
-    tools = body.get("tools") or []
-    if not isinstance(tools, list):
-        raise BadRequest("`tools` must be a list.", param="tools")
+    found = hints.dropped_items(input_, hints.hints_of(body))
+    tools, namespaces, found = hints.tools_of(body.get("tools"), found)
     if tools:
-        request["tools"] = [_tool(tool, i) for i, tool in enumerate(tools)]
-    if body.get("tool_choice") is not None:
-        request["tool_choice"] = _choice(body["tool_choice"])
+        request["tools"] = tools
+        if body.get("tool_choice") is not None:
+            request["tool_choice"] = hints.choice_of(body["tool_choice"], namespaces)
+    elif body.get("parallel_tool_calls") is not None:  # a provider refuses it without tools
+        found = found.withdraw("parallel_tool_calls")
     text = body.get("text")
     if isinstance(text, dict) and (asked := translate.response_format_of(text)) is not None:
         request["response_format"] = asked
@@ -66,29 +73,22 @@ def read_route(body: dict[str, Any], collection: str) -> RouteAsk:
     if not isinstance(stream, bool):
         raise BadRequest("`stream` must be true or false.", param="stream")
     echo = {k: body[k] for k in translate.ECHOED if body.get(k) is not None}
-    return RouteAsk(body["model"], collection, request, stream, {"echo": {**echo, "input": input_}})
+    options = {"echo": {**echo, "input": input_}, "namespaces": namespaces}
+    session = hints.session_of(body)
+    return RouteAsk(body["model"], collection, request, stream, options, found, session)
 
 
-def _tool(tool: Any, i: int) -> dict[str, Any]:
-    if not isinstance(tool, dict) or tool.get("type") != "function" or "name" not in tool:
-        raise BadRequest(
-            f"`tools[{i}]` must be a function tool; hosted tools cannot run through the gateway.",
-            param=f"tools[{i}]",
-        )
-    function = {k: tool[k] for k in ("name", "description", "parameters", "strict") if k in tool}
-    return {"type": "function", "function": function}
-
-
-def _choice(choice: Any) -> Any:
-    if isinstance(choice, dict) and choice.get("type") == "function":
-        return {"type": "function", "function": {"name": choice.get("name")}}
-    return choice
+def _system(message: dict[str, Any]) -> dict[str, Any]:
+    """A `developer` message is the system text, in every provider's words."""
+    return {**message, "role": "system"} if message.get("role") == "developer" else message
 
 
 def _body(turn: RouteTurn, chat: dict[str, Any]) -> dict[str, Any]:
     ids = turn.call.replace(".", "_")
     body = translate.response_of(chat, turn.ask.options["echo"], f"resp_{ids}", f"msg_{ids}")
-    body["model"] = turn.ask.requested_model
+    namespaces: hints.Namespaces = turn.ask.options["namespaces"]
+    body["output"] = [namespaces.item(item) for item in body["output"]]
+    body["model"] = turn.alias
     body["bench"] = turn.bench
     return body
 
@@ -113,11 +113,12 @@ class Output:
         self.current: int | None = None  # the output index being written
         self.texts: dict[int, list[str]] = {}  # output index -> its text so far
         self.calls: dict[int, Call] = {}  # output index -> the tool call it is
+        self.namespaces: hints.Namespaces = turn.ask.options["namespaces"]
         self.opening = {
             "id": f"resp_{self.ids}",
             "object": "response",
             "created_at": int(turn.runtime.clock()),
-            "model": turn.ask.requested_model,
+            "model": turn.alias,
             "status": "in_progress",
             "output": [],
         }
@@ -140,7 +141,8 @@ class Output:
         if isinstance(piece, CallStarted):
             call = self.calls[index] = piece.call
             item = {"type": "function_call", "id": f"fc_{call.id}", "call_id": call.id}
-            self.items.append({**item, "name": call.name, "arguments": "", "status": "in_progress"})
+            item = {**item, "name": call.name, "arguments": "", "status": "in_progress"}
+            self.items.append(self.namespaces.item(item))
             events.append(self._added(index))
             return events
         message_id = f"msg_{self.ids}" + (f"_{index}" if index else "")
@@ -170,6 +172,7 @@ class Output:
         else:
             call = self.calls[index]
             item.update(name=call.name, arguments=call.arguments, status="completed")
+            item.update(self.namespaces.item(item))
             where = {"item_id": item["id"], "output_index": index}
             kind = "response.function_call_arguments.done"
             events = [self.event(kind, **where, arguments=call.arguments)]

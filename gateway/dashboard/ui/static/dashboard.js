@@ -25,9 +25,10 @@ function seatOf(element) {
 async function judge(seat, useful, note) {
   const body = {call: seat.dataset.call, useful: useful};
   if (note) body.note = note;
-  await post("/ui/verdict", body);
+  const reply = await post("/ui/verdict", body);
   seat.dataset.judged = useful ? "useful" : "not-useful";
   seat.classList.remove("owed");
+  if (reply.shown) seat.querySelector(".alias").textContent = reply.shown.alias;  // blind until now
 }
 
 document.addEventListener("click", async (event) => {

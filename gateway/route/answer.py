@@ -1,0 +1,86 @@
+"""What a route turn's stream has said so far: its text, reasoning, tool calls, finish reason
+and usage, gathered chunk by chunk.
+
+One gathering serves three readers: the record (the whole answer, whoever wrote which part of
+it), the continuation (the text a broken stream leaves for the next member to go on from, and
+whether it broke inside a tool call), and a plain turn's reply, assembled from it. Its size is
+counted as it grows, so an answer over `gateway.max_answer_bytes` stops being read there.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.errors import UpstreamAnswerTooLarge
+
+
+class Answer:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.usage: Any = None
+        self.size = 0  # bytes of text, reasoning and arguments so far
+        self.first: Any = None  # the first chunk: its id and time stamp every later one
+
+    def read(self, chunk: Any) -> None:
+        """Gather *chunk*; raise UpstreamAnswerTooLarge (keeping none of it) if it would take
+        the answer past its limit."""
+        choices = getattr(chunk, "choices", None) or ()
+        grown = 0
+        for choice in choices:
+            delta = choice.delta
+            for text in (getattr(delta, "content", None), _thought(delta)):
+                grown += len(text.encode()) if text else 0
+            for part in getattr(delta, "tool_calls", None) or ():
+                function = part.function
+                grown += len((function.arguments or "").encode()) if function is not None else 0
+        if self.size + grown > self.limit:
+            raise UpstreamAnswerTooLarge(f"the answer was over the limit of {self.limit} bytes")
+        self.size += grown
+        if self.first is None:
+            self.first = chunk
+        self.usage = getattr(chunk, "usage", None) or self.usage
+        for choice in choices:
+            self.finish_reason = choice.finish_reason or self.finish_reason
+            delta = choice.delta
+            if text := getattr(delta, "content", None):
+                self.parts.append(text)
+            if thought := _thought(delta):
+                self.reasoning.append(thought)
+            for part in getattr(delta, "tool_calls", None) or ():
+                self._call_part(part)
+
+    def _call_part(self, part: Any) -> None:
+        call = self.calls.setdefault(part.index or 0, {"id": None, "name": "", "arguments": ""})
+        call["id"] = part.id or call["id"]
+        if part.function is not None:
+            call["name"] += part.function.name or ""
+            call["arguments"] += part.function.arguments or ""
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def recorded(self) -> str:
+        """The answer as its record keeps it: the text, else the tool calls as JSON."""
+        text = self.text
+        return text or (json.dumps(list(self.calls.values())) if self.calls else "")
+
+    def forget(self) -> None:
+        """Start again (a plain turn whose member broke off: nothing of it was sent, and the
+        next member answers whole)."""
+        self.parts, self.reasoning, self.calls = [], [], {}
+        self.finish_reason, self.usage, self.size = None, None, 0
+
+    def whole_calls(self) -> list[dict[str, Any]]:
+        return [self.calls[index] for index in sorted(self.calls)]
+
+
+def _thought(delta: Any) -> str | None:
+    """A delta's reasoning text, as litellm relays it (`reasoning_content`)."""
+    thought = getattr(delta, "reasoning_content", None)
+    return thought if isinstance(thought, str) and thought else None

@@ -1,0 +1,211 @@
+"""The field's failover matrix (docs/reliability.md, "Route mode"), one test per scenario: a
+collection of a faulty primary and healthy fallbacks, asked through the official SDKs, against
+the real gateway and litellm calling the simulated upstream. Each test asserts what the client
+gets (one whole answer in its format, from whom, how soon) or the error it is told."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import httpx
+import ollama
+import openai
+import pytest
+
+from tests.helpers.bench import bench_raw
+
+QUESTION = [{"role": "user", "content": "What is 2 + 2?"}]
+MODEL = "bench/crew:route"
+
+
+def _asked(crew, headers: dict[str, str] | None = None):
+    raw = crew.client.chat.completions.with_raw_response.create(
+        model=MODEL, messages=QUESTION, extra_headers=headers or {}
+    )
+    return raw.parse(), raw.headers
+
+
+def test_a_primary_that_flaps_gets_its_one_shot_turns_back_once_it_recovers(crew, sim):
+    """503 for a while, then healthy; identical one-shot requests sent throughout (the field's
+    matrix: 503 for 60 s, 20 requests 4 s apart, scaled here to 1.2 s and 0.15 s)."""
+    sim.set("sim-alpha", status=503, fail_for_s=1.2, latency_s=0.01)
+    began = time.monotonic()
+    answered: list[tuple[float, str, str]] = []
+    for _ in range(14):
+        reply, headers = _asked(crew)
+        answered.append((time.monotonic() - began, reply.model, headers["x-bench-model"]))
+        time.sleep(0.15)
+    assert all(model == header for _, model, header in answered)
+    during = [model for at, model, _ in answered if at < 1.1]
+    after = [model for at, model, _ in answered if at > 1.3]
+    assert during and set(during) == {"gamma"}  # failed over at once while alpha is down
+    assert after and set(after) == {"alpha"}  # and alpha answers again once it is up
+
+
+def test_the_reported_model_is_the_member_that_answered_in_every_shape(crew, sim):
+    sim.set("sim-alpha", status=500)
+    reply, headers = _asked(crew)
+    assert reply.model == headers["x-bench-model"] == "gamma"
+    body = {"model": MODEL, "messages": QUESTION, "stream": True}
+    with httpx.stream("POST", f"{crew.url}/v1/chat/completions", json=body) as response:
+        chunks = [line for line in response.iter_lines() if line.startswith("data: {")]
+    assert chunks and all('"model":"gamma"' in line for line in chunks)
+    client = ollama.Client(host=crew.url)
+    assert client.chat(model=MODEL, messages=QUESTION, stream=False).model == "gamma"
+    lines = list(client.chat(model=MODEL, messages=QUESTION, stream=True))
+    assert {line.model for line in lines} == {"gamma"}
+
+
+@pytest.fixture
+def collection(make_gateway, sim):
+    """`crew` in route mode (alpha, gamma, delta) with the gateway settings a test gives."""
+
+    def make(**gateway):
+        raw = bench_raw(sim.url, route_explore=0, keepalive_s=0.2, **gateway)
+        raw["collections"]["crew"] = {"members": ["alpha", "gamma", "delta"], "reply": "route"}
+        for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+            sim.set(served, latency_s=0.01)
+        return make_gateway(raw)
+
+    return make
+
+
+def _streamed(gw, messages=QUESTION) -> tuple[str, dict, float]:
+    """A streamed chat turn through the SDK: its text, its `bench`, its seconds."""
+    began = time.monotonic()
+    text, bench = "", {}
+    for chunk in gw.client.chat.completions.create(model=MODEL, messages=messages, stream=True):
+        text += "".join(c.delta.content or "" for c in chunk.choices)
+        bench = (chunk.model_extra or {}).get("bench") or bench
+    return text, bench, time.monotonic() - began
+
+
+def test_a_first_token_after_20_s_is_handed_on_at_the_default_first_token_s(collection, sim):
+    gw = collection(seat_timeout_s=60)  # first_token_s: its default, 15 s
+    sim.set("sim-alpha", think_s=20)  # its stream opens at once, its first piece after 20 s
+    text, bench, seconds = _streamed(gw)
+    assert text.startswith("Simulated answer from sim-gamma.") and bench["alias"] == "gamma"
+    assert bench["failed_over"][0]["error"] == "no first piece within 15 s"
+    assert 15 <= seconds < 19  # before the slow primary would have answered
+
+
+def test_a_reasoning_model_thinking_aloud_is_never_left_for_silence(collection, sim):
+    gw = collection(first_token_s=1)
+    sim.set("sim-alpha", reasoning="Let me add two and two carefully now.", think_s=2.5)
+    thoughts = []
+    for chunk in gw.client.chat.completions.create(model=MODEL, messages=QUESTION, stream=True):
+        thoughts += [c.delta.model_extra.get("reasoning_content") for c in chunk.choices]
+    assert "".join(filter(None, thoughts)) == "Let me add two and two carefully now."
+    assert [r["model"] for r in sim.log()] == ["sim-alpha"]  # its thinking is its first piece
+
+
+def test_the_last_member_left_waits_for_its_first_piece(collection, sim):
+    gw = collection(first_token_s=1, seat_timeout_s=10)
+    for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+        sim.set(served, think_s=2)  # all slow: leaving the last early would fail the turn
+    text, bench, seconds = _streamed(gw)
+    assert bench["alias"] == "delta" and text.startswith("Simulated answer from sim-delta.")
+    assert [f["status"] for f in bench["failed_over"]] == ["timeout", "timeout"]
+    assert 4 <= seconds < 7
+
+
+def test_a_long_prompt_is_given_longer_to_its_first_piece(collection, sim):
+    gw = collection(first_token_s=1)
+    sim.set("sim-alpha", think_s=2)
+    long = [{"role": "user", "content": "Read this. " + "word " * 8000}]  # ~11,000 tokens: +2.2 s
+    _, bench, _ = _streamed(gw, long)
+    assert bench["alias"] == "alpha" and bench["failed_over"] == []
+    _, bench, _ = _streamed(gw)  # a short one is left after 1 s
+    assert bench["alias"] == "gamma"
+
+
+def test_a_short_retry_after_with_no_one_else_to_answer_is_waited_out_once(collection, sim):
+    gw = collection(first_token_s=2)
+    sim.set("sim-alpha", status=429, retry_after=1, fail_times=1)
+    for other in ("sim-gamma", "sim-delta"):
+        sim.set(other, status=429, retry_after=30)
+    began = time.monotonic()
+    reply, headers = _asked(gw)
+    assert reply.model == headers["x-bench-model"] == "alpha"
+    assert 1 <= time.monotonic() - began < 3
+    assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma", "sim-delta")] == [2, 1, 1]
+
+
+def test_a_short_retry_after_with_an_alternative_fails_over_at_once(collection, sim):
+    gw = collection(first_token_s=2)
+    sim.set("sim-alpha", status=429, retry_after=2)
+    began = time.monotonic()
+    reply, _ = _asked(gw)
+    assert reply.model == "gamma" and time.monotonic() - began < 1
+    assert reply.model_extra["bench"]["failed_over"][0]["status"] == "rate_limited"
+
+
+def test_a_short_retry_after_is_waited_out_only_once_and_a_long_one_never(collection, sim):
+    gw = collection(first_token_s=2)
+    for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+        sim.set(served, status=429, retry_after=1)
+    began = time.monotonic()
+    with pytest.raises(openai.RateLimitError) as caught:
+        _asked(gw)
+    assert 1 <= time.monotonic() - began < 3
+    assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma", "sim-delta")] == [2, 1, 1]
+    assert int(caught.value.response.headers["retry-after"]) >= 1
+    other = collection(first_token_s=2)  # a gateway with no cooldowns yet
+    sim.state.reset()
+    for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+        sim.set(served, status=429, retry_after=30)
+    began = time.monotonic()
+    with pytest.raises(openai.RateLimitError):
+        _asked(other)
+    assert time.monotonic() - began < 1 and len(sim.log("sim-alpha")) == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "within_s"),
+    [
+        ({"status": 429, "retry_after": 30}, 1),
+        ({"status": 429}, 1),
+        ({"status": 500}, 1),
+        ({"status": 503}, 1),
+        ({"empty": True}, 1),
+        ({"hang": True}, 2.5),  # silent: left after first_token_s (1 s here, 15 s by default)
+    ],
+    ids=["429 with Retry-After", "429 without", "500", "503", "empty answer", "silent"],
+)
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_primary_that_fails_before_its_first_piece_costs_one_attempt(
+    collection, sim, fault, within_s, stream
+):
+    gw = collection(first_token_s=1)
+    sim.set("sim-alpha", **fault)
+    began = time.monotonic()
+    if stream:
+        text, bench, _ = _streamed(gw)
+        model = bench["alias"]
+    else:
+        reply, _ = _asked(gw)
+        text, bench, model = (
+            reply.choices[0].message.content,
+            reply.model_extra["bench"],
+            reply.model,
+        )
+    assert time.monotonic() - began < within_s
+    assert model == "gamma" and text == "Simulated answer from sim-gamma. You said: What is 2 + 2?"
+    assert [f["alias"] for f in bench["failed_over"]] == ["alpha"]
+    assert len(sim.log("sim-alpha")) == 1  # one attempt, no hidden retry
+
+
+def test_a_primary_whose_connection_is_refused_costs_one_attempt(make_gateway, sim):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens once it is closed
+    raw = bench_raw(sim.url, route_explore=0, first_token_s=1)
+    raw["model_list"][0]["litellm_params"]["api_base"] = f"http://127.0.0.1:{port}/v1"
+    raw["collections"]["crew"] = {"members": ["alpha", "gamma", "delta"], "reply": "route"}
+    gw = make_gateway(raw)
+    began = time.monotonic()
+    reply, _ = _asked(gw)
+    assert reply.model == "gamma" and time.monotonic() - began < 1
+    (refused,) = reply.model_extra["bench"]["failed_over"]
+    assert refused["alias"] == "alpha" and refused["status"] == "error"
