@@ -107,18 +107,6 @@ def run(
     """Supervise *workers* processes serving *path* on one port, sharing *board*; *listening*
     is called once, when the first worker takes connections. The caller has checked that no
     other program holds the port (workers of another gateway would let ours share it)."""
-    return _supervise(path, host, port, workers, options, board, listening)
-
-
-def _supervise(
-    path: str,
-    host: str,
-    port: int,
-    workers: int,
-    options: dict[str, Any],
-    board: str,
-    listening: Callable[[], None],
-) -> int:
     context = worker_context()
     told, tell = context.Pipe(duplex=False)  # each worker sends its pid once it listens
     stopping, heard, busy = False, False, False
