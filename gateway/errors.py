@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.responses import JSONResponse
+from gateway.replies import JSONResponse
 
 
 class GatewayError(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from gateway.endpoints.asking import (
@@ -40,6 +40,7 @@ from gateway.endpoints.records import (
     post_verdict,
 )
 from gateway.openapi import describe
+from gateway.replies import JSONResponse
 
 
 class ModelName(PathConvertor):

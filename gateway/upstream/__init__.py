@@ -7,11 +7,8 @@
 - `setup_queue`: one call's set-up at a time, in arrival order, until its request has left.
 - `inline`: the event loop's executor that runs litellm's CPU-only set-up on the loop.
 - `translate`: litellm's format adapters (Anthropic, Responses, Gemini to chat and back).
+- `providers`: whether litellm knows the provider of each model in a config (check-config).
 
-The only package that imports litellm. May import: errors.
+The only package that imports litellm. May import: errors, config. This file imports none of
+its modules: importing one of them (`providers`) must not import litellm with the others.
 """
-
-from gateway.upstream.failures import classify
-from gateway.upstream.seam import Answer, LitellmUpstream, Upstream, call_model
-
-__all__ = ["Answer", "LitellmUpstream", "Upstream", "call_model", "classify"]

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import aiohttp
-import litellm  # the package's __init__ has already made it offline
+import litellm  # offline: the process owner set its environment first (gateway/serve/process.py)
 import litellm.main
 
 from gateway.errors import (
