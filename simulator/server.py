@@ -159,10 +159,25 @@ class _Exchange:
         with contextlib.suppress(TimeoutError):  # let uvicorn notice, so it logs no error
             await asyncio.wait_for(self.gone.wait(), 5)
 
+    async def replay(self, script: dict[str, Any]) -> None:
+        """The scripted reply, part by part (see the `script` behaviour key)."""
+        stated = script.get("headers") or {}
+        headers = [(str(k).lower().encode(), str(v).encode()) for k, v in stated.items()]
+        kind = script.get("content_type", "text/event-stream").encode()
+        await self.start(script.get("status", 200), [(b"content-type", kind), *headers])
+        for part in script.get("parts", []):
+            await self.write(part.encode("utf-8", "surrogateescape"))
+        if script.get("cut"):
+            return await self.drop(abrupt=False, outcome="cut")
+        self.finish("scripted")
+        await self.write(b"", more=False)
+
     async def run(self, payload: dict[str, Any]) -> None:
         b = self.b
         if not await self.pause(b["latency_s"]):
             return
+        if b["script"] is not None:
+            return await self.replay(b["script"])
         if b["reset"]:
             return await self.drop(abrupt=True, outcome="reset")
         if b["hang"]:

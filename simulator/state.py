@@ -66,6 +66,12 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # response headers sent with every reply, success or error (a provider's rate-limit
         # headers: x-ratelimit-remaining-requests, X-RateLimit-Reset, RateLimit, ...)
         "headers": ((dict,), None),
+        # the reply exactly as given, whatever was asked: {"status": 200, "headers": {...},
+        # "content_type": "text/event-stream", "parts": ["data: ...\\n\\n", ...], "cut": false}.
+        # Each part is one write (a lone surrogate such as "\\udcff" is that raw byte: bytes
+        # that are not UTF-8); "cut" closes the connection after the parts instead of ending
+        # the body (a provider's answers replayed byte for byte, faults included)
+        "script": ((dict,), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
@@ -129,10 +135,26 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
     calls = behaviour.get("tool_call")
     if isinstance(calls, list) and not (calls and all(isinstance(c, dict) for c in calls)):
         raise ValueError(f"simulator behaviour key 'tool_call' must list calls, got {calls!r}")
+    script = behaviour.get("script")
+    if script is not None:
+        _check_script(script)
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")
     return dict(behaviour)
+
+
+_SCRIPT_KEYS = {"status": int, "headers": dict, "content_type": str, "parts": list, "cut": bool}
+
+
+def _check_script(script: dict[str, Any]) -> None:
+    for key, value in script.items():
+        kind = _SCRIPT_KEYS.get(key)
+        if kind is None or not isinstance(value, kind):
+            known = ", ".join(_SCRIPT_KEYS)
+            raise ValueError(f"simulator script key {key!r} is unknown or mistyped ({known})")
+    if not all(isinstance(part, str) for part in script.get("parts", [])):
+        raise ValueError("simulator script parts must be strings")
 
 
 def _models_of(spec: Any) -> dict[str, Behaviour]:

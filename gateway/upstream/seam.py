@@ -14,8 +14,7 @@ import contextvars
 import functools
 import os
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -31,7 +30,9 @@ from gateway.errors import (
     UpstreamUnreachable,
 )
 from gateway.upstream import inline, relay
+from gateway.upstream.answer import Answer
 from gateway.upstream.capped import CappedResponse, capped, raw_cap, too_large_in
+from gateway.upstream.direct import DirectReader, reads_direct
 from gateway.upstream.failures import classify, headers_of, short
 from gateway.upstream.relay import TurnReply
 from gateway.upstream.setup_queue import Passage, SetupQueue
@@ -59,15 +60,7 @@ _READING: contextvars.ContextVar[list[Passage] | None] = contextvars.ContextVar(
 )
 
 
-@dataclass(frozen=True)
-class Answer:
-    text: str
-    tokens_in: int = 0
-    tokens_out: int = 0
-    first_token_s: float | None = None
-    finish_reason: str | None = None
-    # the provider's response headers, lower-cased: its rate-limit headers are read from them
-    headers: Mapping[str, str] = field(default_factory=dict)
+__all__ = ["Answer", "LitellmUpstream", "Upstream", "call_model"]
 
 
 class Upstream(Protocol):
@@ -84,6 +77,7 @@ class Upstream(Protocol):
         *,
         stream: bool = False,
         max_answer_bytes: int | None = None,
+        reader: str = "auto",
     ) -> Answer: ...
 
     async def open_turn(
@@ -94,6 +88,7 @@ class Upstream(Protocol):
         *,
         stream: bool,
         max_answer_bytes: int | None = None,
+        reader: str = "auto",
     ) -> TurnReply: ...
 
 
@@ -112,6 +107,10 @@ class LitellmUpstream:
       together would otherwise all be ready on the loop at once, and a health check or a new
       client would wait behind every one of them (1000 panels: /healthz up to several
       seconds); through the queue each waits behind at most one.
+    - Calls to OpenAI-compatible providers are sent and read by the gateway itself (litellm
+      still builds each request; gateway/upstream/direct.py), unless a model's
+      `upstream_reader` says `litellm`: they pass neither queue, their set-up and reading
+      costing a small fraction of litellm's.
     """
 
     def __init__(self) -> None:
@@ -120,8 +119,17 @@ class LitellmUpstream:
         self.setups = SetupQueue()
         self.reading = SetupQueue()
         self.executor: inline.InlineWhere | None = None
+        self.direct = DirectReader()
 
-    async def open(self, served: list[str]) -> None:
+    async def open(self, served: list[str], readers: dict[str, str] | None = None) -> None:
+        """*readers*: served model -> its `upstream_reader`; `direct` for a provider litellm
+        does not treat as OpenAI-compatible is refused here, naming the model."""
+        for model, reader in (readers or {}).items():
+            if reader == "direct" and not reads_direct(model, reader):
+                raise ValueError(
+                    f"upstream_reader: direct for {model}: litellm does not treat its provider "
+                    "as OpenAI-compatible; use auto or litellm"
+                )
         know_models(served)
         self.inline_models = frozenset(m for m in served if _provider(m) in SETUP_INLINE)
         self.executor = inline.install(asyncio.get_running_loop(), self._is_setup)
@@ -135,9 +143,11 @@ class LitellmUpstream:
             trace_configs=[trace],
             response_class=CappedResponse,  # answers over their cap stop being read
         )
+        await self.direct.open()
         await warm_up()
 
     async def close(self) -> None:
+        await self.direct.close()
         if self.session is not None:
             await self.session.close()
             self.session = None
@@ -151,8 +161,14 @@ class LitellmUpstream:
         *,
         stream: bool = False,
         max_answer_bytes: int | None = None,
+        reader: str = "auto",
     ) -> Answer:
-        """One seat's call, through the queue and the shared session."""
+        """One seat's call, through the queue and the shared session (or read directly)."""
+        if _direct(params["model"], reader):
+            return await call_model(
+                params, messages, sampling, timeout, stream=stream,
+                max_answer_bytes=max_answer_bytes, direct=self.direct,
+            )  # fmt: skip
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         model = params.get("model", "")
@@ -184,9 +200,15 @@ class LitellmUpstream:
         *,
         stream: bool,
         max_answer_bytes: int | None = None,
+        reader: str = "auto",
     ) -> TurnReply:
         """A route turn's call (gateway/upstream/relay.py), through the shared session (whose
-        responses hold the answer to its cap as they are read)."""
+        responses hold the answer to its cap as they are read), or read directly."""
+        if stream and _direct(params["model"], reader):
+            return await relay.open_turn(
+                params, request, timeout, stream=True, max_answer_bytes=max_answer_bytes,
+                direct=self.direct,
+            )  # fmt: skip
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         return await relay.open_turn(
@@ -219,6 +241,11 @@ async def _request_leaving(session: Any, context: Any, params: Any) -> None:
     passage = _PASSAGE.get()
     if passage is not None:
         passage.leave()
+
+
+@lru_cache(maxsize=1024)
+def _direct(model: str, reader: str) -> bool:
+    return reads_direct(model, reader)
 
 
 def _provider(model: str) -> str | None:
@@ -274,8 +301,10 @@ async def call_model(
     *,
     stream: bool = False,
     max_answer_bytes: int | None = None,
+    direct: DirectReader | None = None,
 ) -> Answer:
-    """Ask one model once, as given (no queue, no shared session unless *params* names one).
+    """Ask one model once, as given (no queue, no shared session unless *params* names one;
+    *direct*: sent and read by that reader instead of litellm).
     Raises an UpstreamError subclass on every kind of failure, UpstreamAnswerTooLarge for an
     answer over *max_answer_bytes* (of UTF-8 text; reading stops once the raw response is past
     `raw_cap` of it, when it comes through a session built with `CappedResponse`)."""
@@ -287,6 +316,10 @@ async def call_model(
     try:
         async with asyncio.timeout(timeout + 1.0):  # litellm's own timeout is the first guard
             with guard:
+                if direct is not None:
+                    return await _read_directly(
+                        direct, params, messages, sampling, timeout, stream, started, limit
+                    )
                 if stream:
                     return await _streamed(kwargs, started, limit)
                 response = await litellm.acompletion(**kwargs)
@@ -320,7 +353,31 @@ async def _streamed(kwargs: dict[str, Any], started: float, limit: int | None = 
     before its finish is an error, never a truncated answer passed off as whole. An answer that
     grows past *limit* bytes stops being read there."""
     kwargs.update(stream=True, stream_options={"include_usage": True})
-    stream = await litellm.acompletion(**kwargs)
+    return await _read_stream(await litellm.acompletion(**kwargs), started, limit)
+
+
+async def _read_directly(
+    direct: DirectReader,
+    params: dict[str, Any],
+    messages: list[dict[str, Any]],
+    sampling: dict[str, Any],
+    timeout: float,
+    stream: bool,
+    started: float,
+    limit: int | None,
+) -> Answer:
+    if stream:
+        opened = await direct.stream(params, messages, sampling, timeout)
+        return await _read_stream(opened, started, limit)
+    answer = await direct.answer(params, messages, sampling, timeout)
+    text = answer.text
+    if limit and len(text) > limit // 4 and len(text.encode()) > limit:
+        raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
+    return answer
+
+
+async def _read_stream(stream: Any, started: float, limit: int | None) -> Answer:
+    """Read a seat's opened stream to its end (litellm's or a direct one)."""
     parts: list[str] = []
     size = 0
     first: float | None = None
