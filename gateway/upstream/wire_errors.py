@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx  # litellm's HTTP types: its errors carry an httpx response and its headers
 import httpx2  # the OpenAI SDK's own HTTP types, which its errors are built from
 import litellm
 import openai
 from litellm.exceptions import MidStreamFallbackError
-from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 from litellm.llms.openai.common_utils import OpenAIError, upstream_error_response
 
 from gateway.upstream.wire import Target
@@ -45,9 +46,14 @@ def _mapped(target: Target, original: Exception) -> Exception:
 
 def status_error(target: Target, status: int, headers: dict[str, str], body: bytes) -> Exception:
     """The exception for an answer with an error *status*, as litellm raises it."""
-    request = httpx2.Request("POST", target.url)
-    response = httpx2.Response(status, headers=headers, content=body, request=request)
-    sdk = _SDK._make_status_error_from_response(response)
+    request = httpx.Request("POST", target.url)
+    response = httpx.Response(
+        status, headers=headers, stream=httpx.ByteStream(body), request=request
+    )
+    response.read()
+    # the SDK reads the response as its own (status, text, headers): litellm's path hands it
+    # an httpx one too, whose headers litellm then keeps on its exception
+    sdk = _SDK._make_status_error_from_response(response)  # type: ignore[arg-type]
     original = OpenAIError(
         status_code=status,
         message=getattr(sdk, "message", str(sdk)),
