@@ -409,7 +409,8 @@ class _ChatCompletions:
         if not isinstance(payload, dict) or not isinstance(payload.get("model"), str):
             err = _error_body(400, "body must be a JSON object with a string 'model'")
             return await JSONResponse(err, 400)(scope, receive, send)
-        entry, attempt = sim.begin(payload["model"], payload)
+        agent = dict(scope.get("headers") or []).get(b"user-agent", b"").decode("latin-1")
+        entry, attempt = sim.begin(payload["model"], payload, agent)
         b = sim.behaviour_for(payload["model"])
         if sim.recovered(payload["model"], b, attempt) or (
             b["fail_tool_turns"] and not _after_tool(payload)

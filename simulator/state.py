@@ -93,6 +93,7 @@ class LoggedRequest(TypedDict):
     images: list[str]  # the image URLs the messages carried
     body: dict[str, Any]  # what the caller sent, for tests of what reached a model
     response_format: object
+    user_agent: str  # who sent it: the OpenAI SDK (litellm's path) names itself, aiohttp bare
 
 
 _FAULT_KEYS = (
@@ -231,7 +232,9 @@ class SimState:
         limit = behaviour["fail_for_s"]
         return limit is not None and since is not None and self.clock.now() - since >= limit
 
-    def begin(self, model: str, payload: dict[str, Any]) -> tuple[LoggedRequest, int]:
+    def begin(
+        self, model: str, payload: dict[str, Any], user_agent: str = ""
+    ) -> tuple[LoggedRequest, int]:
         """Log a newly arrived request; return its log entry and its fail_times attempt number."""
         self._seq[model] = n = self._seq.get(model, 0) + 1
         self._attempts[model] = attempt = self._attempts.get(model, 0) + 1
@@ -248,6 +251,7 @@ class SimState:
             "images": _image_urls(payload.get("messages")),
             "body": payload,  # what the caller sent, for tests of what reached a model
             "response_format": payload.get("response_format"),
+            "user_agent": user_agent,
         }
         self.requests.append(entry)
         return entry, attempt

@@ -106,13 +106,13 @@ class DirectStream:
                 self._end()
                 return
             if payload:
-                self._event(payload)
+                self._event(line, payload)
 
-    def _event(self, payload: bytes) -> None:
+    def _event(self, line: bytes, payload: bytes) -> None:
         try:
             raw = orjson.loads(payload)
         except orjson.JSONDecodeError:
-            self._failed = self._broken(wire_errors.unreadable(payload))
+            self._failed = self._broken(wire_errors.unreadable(line.rstrip(b"\r"), payload))
             return
         if not isinstance(raw, dict):
             return

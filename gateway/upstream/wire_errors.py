@@ -97,10 +97,12 @@ def error_event(target: Target, payload: dict[str, Any]) -> Exception:
     )
 
 
-def unreadable(line: bytes) -> Exception:
-    """What the SDK raises for a `data:` line that is not JSON (or not UTF-8)."""
+def unreadable(line: bytes, payload: bytes | None = None) -> Exception:
+    """What the SDK raises for an event *line* that is not UTF-8, or whose `data:` *payload*
+    is not JSON (it decodes the whole line, then parses the data)."""
     try:
-        json.loads(line.decode("utf-8"))
+        line.decode("utf-8")
+        json.loads((line if payload is None else payload).decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         return exc
     return ValueError("unreadable event")
@@ -123,12 +125,9 @@ def timed_out(target: Target, timeout: float) -> Exception:
 
 
 def unreadable_answer(target: Target, body: bytes) -> Exception:
-    """litellm's exception for a plain answer that is not a chat completion."""
-    return _mapped(target, wire_errors_original(body))
-
-
-def wire_errors_original(body: bytes) -> Exception:
+    """litellm's exception for a plain answer that is not a chat completion (its OpenAI
+    handler makes any failure to read one a 500 of its own)."""
     found = unreadable(body)
     if isinstance(found, ValueError) and str(found) == "unreadable event":
-        return ValueError("the answer is not a chat completion")
-    return found
+        found = ValueError("the answer is not a chat completion")
+    return _mapped(target, OpenAIError(status_code=500, message=str(found)))
