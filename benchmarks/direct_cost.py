@@ -64,8 +64,13 @@ def _config(work: Path, sim_url: str, reader: str) -> Path:
             "long": {"members": ["long"], "reply": "route"},
             "short": {"members": ["short"], "reply": "route"},
         },
-        "gateway": {"max_calls": SEATS, "max_explorers": 0, "reserves": 0,
-                    "upstream_reader": reader, "route_explore": 0},  # fmt: skip
+        "gateway": {
+            "max_calls": SEATS,
+            "max_explorers": 0,
+            "reserves": 0,
+            "upstream_reader": reader,
+            "route_explore": 0,
+        },  # fmt: skip
         "store": f"sqlite:///{work / f'records-{reader}.db'}",
     }
     path = work / f"bench-{reader}.yaml"
@@ -81,8 +86,9 @@ def _has_text(line: str) -> bool:
 async def _panels(client: httpx.AsyncClient, count: int) -> None:
     body = {"model": "bench/five", "messages": [{"role": "user", "content": "Review it."}]}
     for start_at in range(0, count, 5):
+        at_once = min(5, count - start_at)
         replies = await asyncio.gather(
-            *(client.post("/v1/chat/completions", json=body) for _ in range(min(5, count - start_at)))
+            *(client.post("/v1/chat/completions", json=body) for _ in range(at_once))
         )
         for reply in replies:
             reply.raise_for_status()
