@@ -21,6 +21,7 @@ import orjson
 from gateway.upstream import wire_errors
 from gateway.upstream.answer import Answer
 from gateway.upstream.capped import CappedResponse
+from gateway.upstream.setup_queue import SetupQueue
 from gateway.upstream.sse_reader import DirectStream
 from gateway.upstream.wire import Target, build, target_of
 
@@ -98,11 +99,16 @@ class DirectReader:
         messages: list[dict[str, Any]],
         asked: dict[str, Any],
         timeout: float,
+        reading: SetupQueue | None = None,
     ) -> Answer:
-        """A plain call's answer; raises litellm's exception for a failure."""
+        """A plain call's answer; raises litellm's exception for a failure. *reading*: the queue
+        answers are read through one at a time, entered once the headers are in (a thousand
+        answers arriving together are otherwise all ready on the loop at once, and a health
+        check waits behind every one of them)."""
         target = self.target(params)
         request = build(target, params, messages, asked, stream=False)
         response = await self._send(target, request.body, request.headers, request.url, timeout)
+        turn = await reading.enter() if reading is not None else None
         try:
             try:
                 body = await response.read()
@@ -113,6 +119,8 @@ class DirectReader:
                 raise wire_errors.status_error(target, response.status, headers, body)
         finally:
             response.release()
+            if turn is not None:
+                turn.end()
         try:
             reply = orjson.loads(body)
             choice = reply["choices"][0]

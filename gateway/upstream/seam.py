@@ -167,7 +167,7 @@ class LitellmUpstream:
         if _direct(params["model"], reader):
             return await call_model(
                 params, messages, sampling, timeout, stream=stream,
-                max_answer_bytes=max_answer_bytes, direct=self.direct,
+                max_answer_bytes=max_answer_bytes, direct=self.direct, reading=self.reading,
             )  # fmt: skip
         if self.session is not None:
             params = {**params, "shared_session": self.session}
@@ -302,6 +302,7 @@ async def call_model(
     stream: bool = False,
     max_answer_bytes: int | None = None,
     direct: DirectReader | None = None,
+    reading: SetupQueue | None = None,
 ) -> Answer:
     """Ask one model once, as given (no queue, no shared session unless *params* names one;
     *direct*: sent and read by that reader instead of litellm).
@@ -318,8 +319,9 @@ async def call_model(
             with guard:
                 if direct is not None:
                     return await _read_directly(
-                        direct, params, messages, sampling, timeout, stream, started, limit
-                    )
+                        direct, params, messages, sampling, timeout, stream, started, limit,
+                        reading,
+                    )  # fmt: skip
                 if stream:
                     return await _streamed(kwargs, started, limit)
                 response = await litellm.acompletion(**kwargs)
@@ -365,11 +367,12 @@ async def _read_directly(
     stream: bool,
     started: float,
     limit: int | None,
+    reading: SetupQueue | None,
 ) -> Answer:
     if stream:
         opened = await direct.stream(params, messages, sampling, timeout)
         return await _read_stream(opened, started, limit)
-    answer = await direct.answer(params, messages, sampling, timeout)
+    answer = await direct.answer(params, messages, sampling, timeout, reading)
     text = answer.text
     if limit and len(text) > limit // 4 and len(text.encode()) > limit:
         raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
