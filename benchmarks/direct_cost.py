@@ -40,6 +40,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from load import HOST, cpu_seconds, free_port, start, stop, wait_healthy  # noqa: E402
+from report import ratios, summary  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEATS = 5
@@ -187,6 +188,26 @@ async def run(args: Any) -> dict[str, Any]:
         )
     runs = {key: [round(v, 4) for v in values] for key, values in per.items()}
     return {"medians": medians, "runs": runs, "chunks_per_turn": chunks, "args": vars(args)}
+
+
+def direct(ctx: Any) -> dict[str, Any]:
+    """benchmarks/compare.py's `direct` measure: the figures run by run, ratios taken within
+    each run."""
+    quick = bool(ctx.quick)
+    args = argparse.Namespace(
+        panels=40 if quick else 100, turns=4 if quick else 10, chunk_words=1500,
+        ttft=10 if quick else 30, runs=ctx.runs,
+    )  # fmt: skip
+    measured = asyncio.run(run(args))
+    per = measured["runs"]
+    figures = {key: summary(values) for key, values in per.items()}
+    for reader in READERS:
+        figures[f"{reader}_seat_vs_bare"] = ratios(per[f"{reader}_seat_ms"], per["bare_seat_ms"])
+        figures[f"{reader}_chunk_vs_bare"] = ratios(per[f"{reader}_chunk_ms"], per["bare_chunk_ms"])
+    figures["ttft_direct_vs_litellm"] = ratios(per["direct_ttft_ms"], per["litellm_ttft_ms"])
+    options = {k: v for k, v in vars(args).items() if k != "runs"}
+    options.update(chunks_per_turn=measured["chunks_per_turn"], gateway_workers=1)
+    return {"figures": figures, "options": options}
 
 
 def report(result: dict[str, Any]) -> str:

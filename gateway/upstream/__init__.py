@@ -6,6 +6,10 @@
 - `relay`: a route turn's call, relayed piece by piece.
 - `setup_queue`: one call's set-up at a time, in arrival order, until its request has left.
 - `inline`: the event loop's executor that runs litellm's CPU-only set-up on the loop.
+- `direct`: the direct reader: calls to OpenAI-compatible providers sent and read by the
+  gateway, litellm building each request (`wire`), answers read as JSON or SSE (`sse_reader`,
+  `chunks`), failures made into litellm's own exceptions (`wire_errors`).
+- `answer`: a seat's answer, whichever reader read it.
 - `translate`: litellm's format adapters (Anthropic, Responses, Gemini to chat and back).
 
 The only package that imports litellm. May import: errors.
