@@ -92,6 +92,8 @@ class DirectReader:
             return await self.session.post(url, data=body, headers=headers, timeout=limits)
         except TimeoutError as exc:
             raise wire_errors.timed_out(target, timeout) from exc
+        except (aiohttp.ClientConnectionError, OSError) as exc:  # as the SDK reports it
+            raise wire_errors.unreachable(target) from exc
 
     async def answer(
         self,

@@ -131,3 +131,10 @@ def unreadable_answer(target: Target, body: bytes) -> Exception:
     if isinstance(found, ValueError) and str(found) == "unreadable event":
         found = ValueError("the answer is not a chat completion")
     return _mapped(target, OpenAIError(status_code=500, message=str(found)))
+
+
+def unreachable(target: Target) -> Exception:
+    """litellm's exception for a request that never reached the provider (its OpenAI handler
+    makes the SDK's connection error a 500 of its own)."""
+    message = str(cut(target))
+    return _mapped(target, OpenAIError(status_code=500, message=message))

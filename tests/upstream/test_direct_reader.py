@@ -243,6 +243,7 @@ def _scrub(value: Any) -> Any:
         return [_scrub(v) for v in value]
     if isinstance(value, str):
         value = re.sub(r"\b\d+\.\d\d s\b", "<seconds> s", value)
+        value = re.sub(r"\bturn c[0-9a-f]{8,}\.", "turn <conversation>.", value)
         value = re.sub(r"\b(chatcmpl|resp|msg|fc|rs|toolu|item)_[A-Za-z0-9_-]{6,}", _ID, value)
         return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z?", "<time>", value)
     return value
@@ -329,3 +330,24 @@ def _panels(pair: dict[str, Any], sim, script: dict[str, Any], streamed: bool) -
             "cooling": [(m["alias"], m["cooling_why"]) for m in models],
         }
     return seen
+
+
+def test_an_unreachable_upstream_reads_the_same_through_either_reader(make_gateway, sim, tmp_path):
+    seen = {}
+    for reader in ("litellm", "direct"):
+        raw = _raw(sim.url, reader)
+        closed = "http://127.0.0.1:9/v1"  # the discard port: nothing listens on loopback
+        raw["model_list"][0]["litellm_params"]["api_base"] = closed
+        store = tmp_path / f"{reader}.db"
+        gw = make_gateway(raw, store=store)
+        body = {"model": "p0", "messages": [{"role": "user", "content": "Why?"}]}
+        reply = gw.http.post("/v1/chat/completions", json=body)
+        panel = reply.headers.get("x-bench-panel", "")
+        turn = gw.http.post("/v1/chat/completions", json={**body, "model": "r0"})
+        seen[reader] = {
+            "status": reply.status_code,
+            "body": _normal(reply.text, [panel]),
+            "turn": [turn.status_code, _normal(turn.text, [])],
+            "records": [_record(r, [panel]) for r in _rows(store, 1)],
+        }
+    _same(seen, "connection refused")
