@@ -2,6 +2,7 @@
 
 - `seam`: the seam itself: `Upstream`, what the gateway asks of it, and `LitellmUpstream`,
   litellm behind it; one call to one model.
+- `call`: one call to one model, as given, by either reader; its failures classified.
 - `failures`: what a failed call says (its kind, the wait it asks for, its headers).
 - `relay`: a route turn's call, relayed piece by piece.
 - `setup_queue`: one call's set-up at a time, in arrival order, until its request has left.
