@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.responses import JSONResponse
+from gateway.replies import JSONResponse
 
 
 class GatewayError(Exception):

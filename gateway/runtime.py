@@ -10,7 +10,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.access.keys import Keys
 from gateway.bodies import BodyReader
@@ -24,7 +24,9 @@ from gateway.state.limits import RateLimits
 from gateway.state.live import LiveState
 from gateway.state.local import LocalState
 from gateway.store.interface import RecordStore
-from gateway.upstream.seam import Upstream
+
+if TYPE_CHECKING:  # (the seam imports litellm: a `serve` supervisor sizing the board need not)
+    from gateway.upstream.seam import Upstream
 
 
 @dataclass

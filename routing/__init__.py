@@ -20,10 +20,14 @@ from routing.refusals import (
     UnknownAlias,
     UnknownCollection,
     UnknownShape,
+    closest,
+    did_you_mean,
 )
 from routing.text import IMAGE_PLACEHOLDER, content_text, conversation_text, has_images
 
 __all__ = [
+    "closest",
+    "did_you_mean",
     "DEFAULT_SHAPES",
     "IMAGE_PLACEHOLDER",
     "ROLES",

@@ -20,6 +20,8 @@ from routing.refusals import (
     UnknownAlias,
     UnknownCollection,
     UnknownShape,
+    closest,
+    did_you_mean,
     echo,
 )
 
@@ -77,7 +79,10 @@ class _Table:
         roles = catalog.roles_for(ask.shape)
         if roles is None:
             known = ", ".join(catalog.shape_names)
-            raise UnknownShape(f"Unknown panel shape {echo(ask.shape)!r}; known shapes: {known}.")
+            hint = did_you_mean(ask.shape, catalog.shape_names, "{!r}")
+            raise UnknownShape(
+                f"Unknown panel shape {echo(ask.shape)!r}{hint}; known shapes: {known}."
+            )
         self.roles = roles
         self.seats: list[Seat] = []
         self.aliases: set[str] = set()
@@ -181,15 +186,19 @@ def choose_panel(ask: PanelRequest, catalog: Catalog, evidence: Evidence, now: f
 def _known_nominees(ask: PanelRequest, catalog: Catalog) -> list[Model]:
     unknown = [alias for alias in ask.nominees if catalog.model(alias) is None]
     if unknown:
-        known = ", ".join(m.alias for m in catalog.models)
-        asked = ", ".join(map(echo, unknown))
-        raise UnknownAlias(f"Unknown model alias(es) {asked}; known: {known}.")
+        aliases = [m.alias for m in catalog.models]
+        asked = ", ".join(_with_hint(echo(a), closest(a, aliases)) for a in unknown)
+        raise UnknownAlias(f"Unknown model alias(es) {asked}; known: {', '.join(aliases)}.")
     seen: dict[str, Model] = {}
     for alias in ask.nominees:
         model = catalog.model(alias)
         if model is not None:  # always: unknown aliases were refused above
             seen.setdefault(alias, model)
     return list(seen.values())
+
+
+def _with_hint(name: str, close: str | None) -> str:
+    return f"{name} (did you mean {close}?)" if close else name
 
 
 def _seat_members(table: _Table) -> int:
@@ -201,8 +210,10 @@ def _seat_members(table: _Table) -> int:
             f"bench/{c.name}: {c.description}" if c.description else f"bench/{c.name}"
             for c in catalog.collections
         )
+        names = [c.name for c in catalog.collections]
+        hint = did_you_mean(ask.collection, names, "bench/{}")
         raise UnknownCollection(
-            f"Unknown collection {echo(ask.collection)!r}. Collections: {lines}; "
+            f"Unknown collection {echo(ask.collection)!r}{hint}. Collections: {lines}; "
             f"or bench/{ROUTER_PANEL}."
         )
     limits = catalog.limits

@@ -1,5 +1,23 @@
 """Why a panel cannot be chosen. The gateway turns each into an HTTP refusal."""
 
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name *name* most likely misspells (`reviewrs`: `reviewers`), or None. One
+    measure for every did-you-mean, the config checker's and the refusals' alike."""
+    found = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def did_you_mean(name: str, known: Iterable[str], shown: str = "{}") -> str:
+    """`; did you mean X?` (X the closest known name, written as *shown* formats it), or ""."""
+    found = closest(name, known)
+    return f"; did you mean {shown.format(found)}?" if found is not None else ""
+
 
 def echo(name: str, limit: int = 100) -> str:
     """A name from the request, cut to *limit* characters for a refusal message: a

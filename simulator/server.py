@@ -19,6 +19,9 @@ Connection-level faults (``reset``, ``stream_cut_after``) must close the TCP con
 cannot express. Under uvicorn we reach the connection's transport through the server's own ``send``
 callable (a bound method of uvicorn's request cycle); under any other server we fall back to
 raising, which still breaks the response, just less precisely.
+
+A request's ``response_format`` is honoured (simulator/shaped.py): asked for JSON, a model
+answers its words as JSON that fits the schema.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from starlette.types import Receive, Scope, Send
 
 from routing.text import content_text
 from simulator.clock import Clock
+from simulator.shaped import shaped
 from simulator.state import (
     _FAULT_KEYS,
     BEHAVIOUR_KEYS,
@@ -209,6 +213,7 @@ class _Exchange:
         last = messages[-1] if messages else {}
         if last.get("role") == "tool":  # the tool's result came back: say what it said
             answer = f"The tool said: {content_text(last.get('content'))[:200]}"
+        answer = shaped(answer, payload.get("response_format"))  # JSON when JSON is asked for
         calls = b["tool_call"] if payload.get("tools") and last.get("role") != "tool" else None
         prompt_tokens = len("".join(content_text(m.get("content")) for m in messages)) // 4
         said = len(answer.split()) if b["answer_bytes"] is None else b["answer_bytes"] // 5

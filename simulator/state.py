@@ -175,9 +175,14 @@ def _models_of(spec: Any) -> dict[str, Behaviour]:
 
 
 def load_spec(path: str | Path) -> dict[str, dict[str, Behaviour]]:
-    """Read a YAML or JSON spec file; return it normalised as ``{"models": {...}}``."""
-    text = Path(path).read_text(encoding="utf-8")
-    data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    """Read a YAML or JSON spec file; return it normalised as ``{"models": {...}}``. A file that
+    does not parse is a ValueError naming it (read as a file, so YAML's own message does)."""
+    with open(path, encoding="utf-8") as file:
+        try:
+            data = json.load(file) if str(path).endswith(".json") else yaml.safe_load(file)
+        except (yaml.YAMLError, json.JSONDecodeError) as exc:
+            kind = "JSON" if str(path).endswith(".json") else "YAML"
+            raise ValueError(f"simulator spec {path} is not valid {kind}: {exc}") from None
     return {"models": _models_of(data)}
 
 

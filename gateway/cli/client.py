@@ -1,6 +1,6 @@
 """The shell's client commands: `ask`, `verdict`, `status` and `mcp`, against a running gateway.
 
-A person at a shell should not need curl: `bench-gateway ask core < question.md` prints the
+A person at a shell should not need curl: `bench-gateway ask reviewers < question.md` prints the
 answers on stdout (so they pipe on) and the seat table with every call id on stderr. On a
 terminal each seat appears the moment it finishes, under a live line of seats done and the
 slowest still thinking: a panel waits on its slowest seat, and seeing which one it is tells you
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -36,12 +37,14 @@ def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser]) ->
     ask = command(
         "ask",
         "ask a panel from the shell: answers on stdout, the seat table on stderr",
-        "git diff | bench-gateway ask core 'Review this diff.'\n"
-        "  bench-gateway ask core -f question.md --shape review --with kimi,glm\n"
-        "  bench-gateway ask core 'Is this right?' --json | jq .bench.seats",
+        "git diff | bench-gateway ask reviewers 'Review this diff.'\n"
+        "  bench-gateway ask reviewers -f question.md --shape review --with deepseek,glm\n"
+        "  bench-gateway ask reviewers 'Is this right?' --json | jq .bench.seats",
     )
     ask.add_argument("collection", help="the collection to ask (bench/<name> or <name>)")
-    ask.add_argument("prompt", nargs="?", help="the prompt (else -f FILE, else stdin)")
+    ask.add_argument(
+        "prompt", nargs="?", help="the prompt (-f FILE, then piped stdin, appended after it)"
+    )
     ask.add_argument("-f", "--file", help="read the prompt from FILE (appended after PROMPT)")
     ask.add_argument("--shape", help="the panel's shape (review, design, ...)")
     ask.add_argument("--merged", action="store_true", help="one merged answer")
@@ -61,12 +64,17 @@ def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser]) ->
     status = command(
         "status",
         "models, cooldowns, rpm use and the verdicts you owe",
-        "bench-gateway status --url http://127.0.0.1:8123",
+        "bench-gateway status",
     )
     mcp = command(
         "mcp",
         "MCP over stdio: the bench's tools for an agent, as a client of a running gateway",
-        "claude mcp add bench -- bench-gateway mcp --url http://127.0.0.1:8123",
+        "claude mcp add bench -- bench-gateway mcp",
+    )
+    mcp.add_argument(
+        "--verbose",
+        action="store_true",
+        help="log every request to the gateway on stderr (else $BENCH_LOG_LEVEL, else warnings)",
     )
     for parser in (ask, verdict, status, mcp):
         parser.add_argument("--url", help="the gateway (default $BENCH_GATEWAY_URL or :8123)")
@@ -88,8 +96,17 @@ def run(args: argparse.Namespace) -> int:
     url, key = settings(args.url, args.key)
     if args.command == "mcp":
         from gateway.mcp.stdio import run_stdio
+        from gateway.mcp.tools import LOG_LEVELS
 
-        return run_stdio(url, key)
+        level = "INFO" if args.verbose else os.environ.get("BENCH_LOG_LEVEL", "WARNING").upper()
+        if level not in LOG_LEVELS:
+            print(
+                f"bench-gateway mcp: BENCH_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, "
+                f"got {level!r}",
+                file=sys.stderr,
+            )
+            return USAGE
+        return run_stdio(url, key, level)
     try:
         if args.command == "ask":
             body, headers = ask_request(args)
@@ -104,7 +121,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"bench-gateway {args.command}: {exc}", file=sys.stderr)
         return USAGE
     except Unreachable as exc:
-        print(f"bench-gateway: {exc}", file=sys.stderr)
+        print(
+            f"bench-gateway: {exc} Start one (bench-gateway demo, or serve), or name yours with "
+            "--url or $BENCH_GATEWAY_URL.",
+            file=sys.stderr,
+        )
         return UNREACHABLE
     except Refused as exc:
         print(f"bench-gateway: {exc.message}", file=sys.stderr)
@@ -122,8 +143,9 @@ async def _with(url: str, key: str | None, work: Callable[[RemoteGateway], Any])
 
 
 def ask_request(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
-    """The chat body and headers for `ask`; the prompt from the argument, the file, or stdin."""
-    from gateway.mcp.tools import chat_request
+    """The chat body and headers for `ask`: the prompt is the argument, then the file, then
+    what is piped in, each that is given (piped input is never dropped for an argument)."""
+    from gateway.mcp.panel_text import chat_request
 
     parts = [args.prompt] if args.prompt else []
     if args.file:
@@ -132,7 +154,7 @@ def ask_request(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str
                 parts.append(handle.read())
         except (OSError, UnicodeError) as exc:
             raise UsageError(f"cannot read {args.file}: {exc}") from None
-    if not parts and not sys.stdin.isatty():
+    if not sys.stdin.isatty():  # `git diff | ask reviewers 'Review this diff.'`: both go
         parts.append(sys.stdin.read())
     prompt = "\n\n".join(p for p in parts if p.strip())
     if not prompt:
@@ -159,12 +181,14 @@ async def ask(
 
 
 def print_seats(bench: dict[str, Any]) -> None:
-    from gateway.mcp.tools import judgeable, seat_table
+    from gateway.mcp.panel_text import judgeable, seat_table
 
     print(seat_table(bench), file=sys.stderr)
     owed = judgeable(bench)
     if owed:
-        print(f"judge with: bench-gateway verdict {owed[0]} --useful|--not-useful", file=sys.stderr)
+        # a line to paste as it is (no `|`: it would pipe into a command named --not-useful)
+        print("judge a seat with:", file=sys.stderr)
+        print(f"  bench-gateway verdict {owed[0]} --useful  # or --not-useful", file=sys.stderr)
 
 
 async def verdict(gateway: RemoteGateway, judged: dict[str, Any]) -> int:

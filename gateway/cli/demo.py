@@ -7,7 +7,7 @@ Its records live in a temporary folder that goes when the demo does (Ctrl-C or S
 
 from __future__ import annotations
 
-import errno
+import io
 import signal
 import sys
 import tempfile
@@ -20,7 +20,8 @@ import yaml
 
 from gateway.config.settings import Config, parse_config
 from gateway.serve import process
-from gateway.serve.server import ServerThread, free_port
+from gateway.serve.ports import PortInUse, free_port
+from gateway.serve.server import ServerThread
 
 PROMPT = "Review this change: fetch() now retries forever on any error. Anything wrong?"
 
@@ -34,19 +35,17 @@ def demo_config(sim_url: str, store_dir: Path) -> Config:
 
 def run_demo(port: int, *, once: bool = False) -> int:
     process.own()
+    # line by line, on a terminal or not: what it prints is for pasting (or reading, by a script)
+    # as soon as it is printed, not when a buffer fills
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
     # SIGTERM ends the demo as Ctrl-C does: servers stopped, temporary folder removed
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     with tempfile.TemporaryDirectory(prefix="bench-demo-") as folder:
         try:
             return _demo(port, Path(folder), once)
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
-            print(
-                f"bench-gateway: port {port} is already in use; "
-                f"choose another with --port, e.g. bench-gateway demo --port {free_port()}",
-                file=sys.stderr,
-            )
+        except PortInUse as exc:
+            print(f"bench-gateway: {exc.advice('demo')}", file=sys.stderr)
             return 1
 
 
@@ -75,10 +74,9 @@ def _demo(port: int, store_dir: Path, once: bool) -> int:
             client.close()
             if once:
                 return 0
-            print(
-                f"\nServing on {base} until Ctrl-C. Open the dashboard at {gateway.url}/ or try:\n"
-                f"  curl -s {base}/models\n  curl -s {gateway.url}/bench/models"
-            )
+            print(f"\nServing on {base}, the dashboard at {gateway.url}/. Try also:")
+            print(f"  curl -s {base}/models\n  curl -s {gateway.url}/bench/models")
+            print("Ctrl-C stops the demo.")
             try:
                 threading.Event().wait()
             except KeyboardInterrupt:
@@ -99,5 +97,9 @@ def show(completion: Any, url: str) -> None:
         )
         print(f"   {seat['answer'] or seat['error']}\n")
     first = bench["seats"][0]["call"]
-    print("Send a verdict on any call id, e.g.:")
-    print(f'  curl -s -X POST {url}/bench/verdict -d \'{{"call": "{first}", "useful": true}}\'')
+    print("Send a verdict on any call id, then read its record, e.g.:")
+    print(
+        f"  curl -s {url}/bench/verdict -H 'Content-Type: application/json' "
+        f'-d \'{{"call": "{first}", "useful": true}}\''
+    )
+    print(f"  curl -s {url}/bench/calls/{first}")

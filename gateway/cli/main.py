@@ -1,5 +1,5 @@
-"""The `bench-gateway` command: serve, demo, simulate, check-config, keys; and the client
-commands (ask, verdict, status, mcp) from gateway/cli/client.py.
+"""The `bench-gateway` command: serve (gateway/cli/serve.py), demo, simulate, check-config, keys;
+and the client commands (ask, verdict, status, mcp) from gateway/cli/client.py.
 
 Exit codes: 0 ok, 1 failed (reason on stderr), 2 bad usage.
 """
@@ -12,11 +12,12 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from gateway.cli import client as client_cli
-from gateway.config.settings import Config, ConfigError, load_config
+from gateway.config.settings import ConfigError, load_config
 from gateway.serve import process
+from gateway.serve.ports import PortInUse, bound_socket, url_of
 
 DEFAULT_CONFIG = "config/bench.yaml"
 
@@ -26,8 +27,8 @@ EXAMPLES = """examples:
   bench-gateway simulate --port 8199 --spec config/simulate.yaml
   bench-gateway check-config --config config/bench.yaml
   bench-gateway keys create ci-bot --collections reviewers --rpm 30
-  git diff | bench-gateway ask core 'Review this diff.'   # answers on stdout, seats on stderr
-  bench-gateway verdict p1a2b3c4d5e6.member1 --useful
+  git diff | bench-gateway ask reviewers 'Review this diff.'  # answers on stdout, seats on stderr
+  bench-gateway verdict p1a2b3c4d5e6.member1 --useful   # a call id from ask's seat table
   claude mcp add bench -- bench-gateway mcp            # the bench's tools for an agent
   bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench
 """
@@ -125,14 +126,6 @@ def _workers_flag(text: str) -> int | str:
     return count
 
 
-def workers_wanted(flag: int | str | None, config: Config) -> int:
-    """The flag wins over the config (`gateway.workers`), which wins over auto: one per core."""
-    wanted = flag if flag is not None else config.gateway.workers
-    if wanted == "auto":
-        return os.cpu_count() or 1
-    return int(wanted)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
@@ -145,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check-config":
             return check_config(_config_path(args.config))
         if args.command == "serve":
+            from gateway.cli.serve import serve
+
             return serve(_config_path(args.config), args.host, args.port, args.workers)
         if args.command == "simulate":
             return simulate(args.host, args.port, args.spec)
@@ -164,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         _print_problems(exc, sys.stderr)
         return 1
+    except PortInUse as exc:
+        print(f"bench-gateway: {exc.advice(args.command)}", file=sys.stderr)
+        return 1
     except (OSError, ValueError) as exc:
         print(f"bench-gateway: {exc}", file=sys.stderr)
         return 1
@@ -174,9 +172,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Validate *path* and print what it defines (or every problem with its path): 0 or 1."""
+    from gateway.upstream.providers import check_providers
+
     out, err = out or sys.stdout, err or sys.stderr
     try:
         config = load_config(path)
+        check_providers(config)
     except ConfigError as exc:
         _print_problems(exc, err)
         return 1
@@ -252,84 +253,33 @@ def _print_problems(exc: ConfigError, err: TextIO) -> None:
         print(f"  - {problem}", file=err)
 
 
-def serve(path: str, host: str, port: int, workers: int | str | None = None) -> int:
-    import uvicorn
-
-    from gateway.runtime import board_size
-    from gateway.serve import access_log as serverlog
-    from gateway.serve import workers as processes
-    from gateway.serve.connection import PROTOCOL
-    from gateway.serve.server import run_server
-
-    process.own()
-    config = load_config(path)
-    if not _loopback(host) and not config.gateway.require_keys:
-        print(
-            f"bench-gateway: refusing to bind {host}: a gateway reachable from other machines "
-            "needs gateway.require_keys: true in the config (then create keys with "
-            "`bench-gateway keys create NAME`).",
-            file=sys.stderr,
-        )
-        return 1
-    count = workers_wanted(workers, config)
-    path = str(Path(path).resolve())
-    # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler here turns that
-    # into a clean return, so a drained shutdown exits 0.
-    signal.signal(signal.SIGTERM, lambda *_: None)
-    options: dict[str, Any] = dict(
-        host=host,
-        port=port,
-        log_level="info",
-        access_log=False,
-        timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
-        http=PROTOCOL,  # request heads bounded in size and time (gateway/serve/connection.py)
-    )
-    if count == 1:
-        serverlog.summary(path, config, 1, "in this process (one worker)")
-        return run_server(processes.served_app(config), **options)
-    with processes.shared_board(board_size(config)) as board:
-        serverlog.summary(path, config, count, f"board {board}, shared by the workers")
-        if processes.supported():
-            return processes.run(path, host, port, count, options, str(board))
-        os.environ["BENCH_CONFIG"] = path
-        os.environ["BENCH_BOARD"] = str(board)
-        factory = "gateway.serve.workers:app_for_uvicorn_worker"
-        uvicorn.run(factory, factory=True, workers=count, **options)
-    return 0
-
-
 def simulate(host: str, port: int, spec_path: str | None) -> int:
-    """The simulated upstream on its own, logging its start-up and one line per request."""
-    import uvicorn
+    """The simulated upstream on its own, logging its URL once it listens (a busy port: one
+    line, before any work) and one line per request."""
+    process.own()
+    sock = bound_socket(host, port)
 
     from gateway.serve.access_log import AccessLog
+    from gateway.serve.server import run_server
     from simulator import create_sim_app, load_spec
 
-    process.own()
     log = logging.getLogger("bench.simulator")
     spec = load_spec(spec_path) if spec_path else None
     app = create_sim_app(spec)
     app.add_middleware(AccessLog, gateway=False, logger=log)
     models = [m for m in app.state.sim.behaviours if m != "*"]
-    log.info("Simulated upstream on http://%s:%d/v1", host, port)
-    log.info(
-        "  spec: %s (models: %s)",
-        spec_path or "none, every model answers",
-        ", ".join(models) or "any name",
-    )
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
-    return 0
 
+    def listening() -> None:
+        log.info("Simulated upstream on %s/v1", url_of(host, port))
+        log.info(
+            "  spec: %s (models: %s)",
+            spec_path or "none, every model answers",
+            ", ".join(models) or "any name",
+        )
 
-def _loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    # uvicorn re-raises a captured SIGTERM once it has stopped: a no-op handler makes it exit 0
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    return run_server(app, sock, listening, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":

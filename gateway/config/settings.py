@@ -3,8 +3,10 @@
 Models use LiteLLM's `model_list` shape so an existing proxy config pastes in; the bench's own
 facts sit under `bench:`. Secrets are referenced as `os.environ/NAME` and resolved here, never
 written back. A bad config fails with every problem named by its path in the file, not just the
-first: each item of a section is checked on its own (config_schema.py), then the references
-between sections are checked among the items that are well formed.
+first: each item of a section is checked on its own (schema.py), then the references between
+sections are checked against every name written, well formed or not. One mistake is one
+problem: a connection whose `rpm` is malformed is named once, not again as unknown by each model
+on it (a name is known once it is written; what is wrong with it is said where it is written).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from gateway.config.schema import (
 )
 from gateway.config.words import describe, got, where
 from routing import DEFAULT_SHAPES, ROUTER_PANEL, Catalog, Collection, Model, PanelLimits
+from routing.refusals import did_you_mean
 
 __all__ = ["Config", "ConfigError", "Connection", "GatewaySettings", "load_config", "parse_config"]
 
@@ -88,14 +91,29 @@ def load_config(
     commands that never call a provider (`keys`): they must work without the providers' keys."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open(encoding="utf-8") as file:  # (read as a file, so errors name it)
+            raw = yaml.safe_load(file)
     except OSError as exc:
         raise ConfigError([f"cannot read config {path}: {exc.strerror or exc}"]) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError([f"config {path} is not UTF-8 text: {exc.reason}"]) from exc
     except yaml.YAMLError as exc:
-        raise ConfigError([f"config {path} is not valid YAML: {exc}"]) from exc
+        raise ConfigError([f"config {path} is not valid YAML: {yaml_problem(exc)}"]) from exc
     return parse_config(raw, base=path.parent, env=env, path=path, secrets=secrets)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's error on one line, by line and column (the file is named by the caller): `line
+    3, column 4: expected <block end>, but found '<block mapping start>' (while parsing a block
+    collection at line 2, column 3)`."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return " ".join(str(exc).split())
+    mark = exc.problem_mark
+    text = f"line {mark.line + 1}, column {mark.column + 1}: {exc.problem}"
+    if exc.context and exc.context_mark is not None:
+        started = exc.context_mark
+        text += f" ({exc.context} at line {started.line + 1}, column {started.column + 1})"
+    return text
 
 
 def parse_config(
@@ -120,8 +138,10 @@ def parse_config(
     connections = _connections(raw.get("connections"), problems)
     shapes = _shapes(raw.get("shapes"), problems)
     entries = _entries(raw.get("model_list"), env if secrets else None, resolved, problems)
-    models = [_model(i, e, connections, problems) for i, e in entries.items()]
-    collections = _collections(raw.get("collections"), _written(raw), shapes, problems)
+    written_connections = _names(raw.get("connections"))
+    models = [_model(i, e, connections, written_connections, problems) for i, e in entries.items()]
+    written_shapes = {*shapes, *_names(raw.get("shapes"))}
+    collections = _collections(raw.get("collections"), _written(raw), written_shapes, problems)
     if problems or top is None:
         raise ConfigError(problems)
     limits = PanelLimits(gateway.max_calls, gateway.max_explorers, gateway.reserves)
@@ -177,6 +197,11 @@ def _written(raw: dict[Any, Any]) -> set[str] | None:
         return None
     names = [e.get("model_name") for e in raw["model_list"] if isinstance(e, dict)]
     return {name for name in names if isinstance(name, str)}
+
+
+def _names(raw: Any) -> set[str]:
+    """The names a mapping section writes, whatever their values."""
+    return {name for name in raw if isinstance(name, str)} if isinstance(raw, dict) else set()
 
 
 def _list(raw: Any) -> list[Any]:
@@ -288,15 +313,20 @@ def _resolve(
 
 
 def _model(
-    index: int, entry: ModelEntry, connections: dict[str, Connection], problems: list[str]
+    index: int,
+    entry: ModelEntry,
+    connections: dict[str, Connection],
+    written: set[str],
+    problems: list[str],
 ) -> Model:
+    """*written*: every connection name in the file (a malformed one is named where it is)."""
     bench = entry.bench
     connection = bench.connection if bench and bench.connection else None
-    if connection and connections and connection not in connections:
-        known = ", ".join(sorted(connections))
+    if connection and written and connection not in written:
+        known = ", ".join(sorted(written))
         problems.append(
             f"{where(('model_list', index, 'bench', 'connection'))}: unknown connection "
-            f"{connection!r} (connections: {known})"
+            f"{connection!r}{did_you_mean(connection, written, '{!r}')} (connections: {known})"
         )
     connection = connection or _default_connection(entry.litellm_params.model_dump())
     spec = connections.get(connection)
@@ -340,7 +370,7 @@ def _default_connection(params: dict[str, Any]) -> str:
 
 
 def _collections(
-    raw: Any, aliases: set[Any] | None, shapes: dict[str, Any], problems: list[str]
+    raw: Any, aliases: set[Any] | None, shapes: set[str], problems: list[str]
 ) -> list[Collection]:
     out = []
     for name, value in _items(raw, "collections", problems):
@@ -354,14 +384,18 @@ def _collections(
             continue
         for i, alias in enumerate(spec.members):
             if aliases is not None and alias not in aliases:
-                problems.append(f"{where((*loc, 'members', i))}: unknown alias {alias!r}")
+                hint = did_you_mean(alias, aliases, "{!r}")
+                problems.append(f"{where((*loc, 'members', i))}: unknown alias {alias!r}{hint}")
         if spec.shape is not None and spec.shape not in shapes:
             problems.append(
-                f"{where((*loc, 'shape'))}: unknown shape {spec.shape!r} "
-                f"(shapes: {', '.join(shapes)})"
+                f"{where((*loc, 'shape'))}: unknown shape {spec.shape!r}"
+                f"{did_you_mean(spec.shape, shapes, '{!r}')} (shapes: {', '.join(sorted(shapes))})"
             )
         if spec.merger is not None and aliases is not None and spec.merger not in aliases:
-            problems.append(f"{where((*loc, 'merger'))}: unknown merger alias {spec.merger!r}")
+            hint = did_you_mean(spec.merger, aliases, "{!r}")
+            problems.append(
+                f"{where((*loc, 'merger'))}: unknown merger alias {spec.merger!r}{hint}"
+            )
         out.append(
             Collection(
                 name,

@@ -6,13 +6,14 @@ members, got a list`; an unknown key gets the closest known one as a did-you-mea
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 from collections.abc import Sequence
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+
+from routing.refusals import closest
 
 PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -72,8 +73,8 @@ def describe(exc: ValidationError, root: Any, prefix: Sequence[str | int] = ()) 
         path = where([*prefix, *loc])
         if kind == "extra_forbidden":
             known = list(_fields_of(_type_at(root, loc[:-1])))
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]!r}?" if close else "known: " + ", ".join(known)
+            close = closest(str(loc[-1]), known)
+            hint = f"did you mean {close!r}?" if close else "known: " + ", ".join(known)
             problems.append(f"{path}: unknown key; {hint}")
         elif kind == "missing":
             problems.append(f"{path}: is required")

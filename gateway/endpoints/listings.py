@@ -8,7 +8,7 @@ from importlib.metadata import version
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.access.keys import Client
 from gateway.bodies import json_object
@@ -19,7 +19,8 @@ from gateway.formats import anthropic, gemini, ollama
 from gateway.formats.gemini import read as gemini_request
 from gateway.formats.ollama import read as ollama_request
 from gateway.panel.ask import COLLECTION_PREFIX, MERGED, collection_named
-from routing.refusals import echo
+from gateway.replies import JSONResponse
+from routing.refusals import did_you_mean, echo
 
 
 async def ollama_tags(request: Request) -> Response:
@@ -82,10 +83,12 @@ def _entry(request: Request, client: Client, name: object) -> dict[str, Any]:
     if not client.may_use(collection):
         client.check(collection)
     wanted = COLLECTION_PREFIX + collection + (MERGED if merged else "")
-    for entry in listed(request, client):
+    entries = listed(request, client)  # (only what this key may use: nothing leaks)
+    for entry in entries:
         if entry["id"] == wanted:
             return entry
-    raise NotFound(f"model {echo(str(name))!r} not found", param="model")
+    hint = did_you_mean(wanted, [entry["id"] for entry in entries])
+    raise NotFound(f"model {echo(str(name))!r} not found{hint}", param="model")
 
 
 async def anthropic_count_tokens(request: Request) -> Response:

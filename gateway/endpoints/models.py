@@ -6,13 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.access.keys import Client
 from gateway.endpoints.common import runtime_of
 from gateway.errors import NotFound
 from gateway.panel.ask import COLLECTION_PREFIX, MERGED
+from gateway.replies import JSONResponse
 from routing import ROUTER_PANEL
+from routing.refusals import did_you_mean, echo
 
 
 async def list_models(request: Request) -> Response:
@@ -69,7 +71,13 @@ async def get_model(request: Request) -> Response:
     """One name /v1/models lists (`bench/<c>`, or the bare `<c>`, `:merged` or not); any other
     name, or one outside the key's collections, is a 404 as if it did not exist."""
     wanted = request.path_params["model"]
-    for entry in await _listed(request):
+    listed = await _listed(request)
+    for entry in listed:
         if wanted in (entry["id"], entry["id"].removeprefix(COLLECTION_PREFIX)):
             return JSONResponse(entry)
-    raise NotFound(f"Unknown model {wanted[:200]!r}; GET /v1/models lists them.", param="model")
+    ids = [entry["id"] for entry in listed]  # (only what this key may use: nothing leaks)
+    bare = wanted.startswith(COLLECTION_PREFIX)
+    hint = did_you_mean(wanted, ids if bare else [i.removeprefix(COLLECTION_PREFIX) for i in ids])
+    raise NotFound(
+        f"Unknown model {echo(wanted, 200)!r}{hint}; GET /v1/models lists them.", param="model"
+    )

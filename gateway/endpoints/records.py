@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.bodies import json_object
 from gateway.endpoints.common import read_body, runtime_of
@@ -16,6 +16,7 @@ from gateway.records.pending import parse_pending, pending
 from gateway.records.standing import model_rows
 from gateway.records.usage import month_of, usage_body
 from gateway.records.verdicts import check_verdict, judge
+from gateway.replies import JSONResponse
 from gateway.store.pages import MAX_LIMIT, UnknownCursor
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from gateway.endpoints.asking import (
@@ -39,6 +39,7 @@ from gateway.endpoints.records import (
     post_verdict,
 )
 from gateway.openapi import describe
+from gateway.replies import JSONResponse
 
 DESCRIPTION = describe()
 

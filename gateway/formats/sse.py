@@ -10,10 +10,11 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from gateway.panel import reply
 from gateway.panel.run import KeepAlive, PanelEnded, SeatFinished
+from gateway.replies import JSONResponse
 
 if TYPE_CHECKING:
     from gateway.errors import GatewayError

@@ -2,6 +2,10 @@
 (`claude mcp add bench -- bench-gateway mcp`). A thin client of a running gateway: every tool
 call is a request to its HTTP routes with the user's key, so keys, scopes, rpm and records are
 the gateway's, exactly as over `POST /mcp`.
+
+Quiet unless asked: its stderr is the host's log of the server (Claude Code shows it), and a
+line per HTTP request of the client underneath (~60 in a short session) buried what matters.
+Warnings and errors still show; `--verbose` or `BENCH_LOG_LEVEL=INFO` brings the rest back.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from typing import Any
 import anyio
 
 from gateway.mcp.remote import Refused, RemoteGateway, Unreachable
-from gateway.mcp.tools import Progress, build_server
+from gateway.mcp.tools import LogLevel, Progress, build_server
 
 
 class RemoteBench:
@@ -61,12 +65,12 @@ class RemoteBench:
             raise Refused(str(exc)) from None
 
 
-def run_stdio(url: str, key: str | None) -> int:
+def run_stdio(url: str, key: str | None, log_level: LogLevel = "WARNING") -> int:
     async def serve() -> None:
         gateway = RemoteGateway(url, key)
         bench = RemoteBench(gateway)
         try:
-            await build_server(lambda ctx: bench).run_stdio_async()
+            await build_server(lambda ctx: bench, log_level).run_stdio_async()
         finally:
             await gateway.close()
 

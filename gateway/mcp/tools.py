@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from gateway.mcp.panel_text import ask_text, chat_request, seat_table
 from gateway.mcp.remote import Refused
 
 INSTRUCTIONS = """\
@@ -50,6 +51,8 @@ class Bench(Protocol):
 
 
 BenchOf = Callable[[Context], Bench]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+LOG_LEVELS: tuple[LogLevel, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def python_names(**names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -66,71 +69,16 @@ def python_names(**names: str) -> Callable[[Callable[..., Any]], Callable[..., A
     return wrap
 
 
-def chat_request(
-    collection: str,
-    prompt: str,
-    system: str | None,
-    shape: str | None,
-    merged: bool,
-    nominees: list[str] | None,
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """An `ask` as the chat-completions body and headers every route reads (so the tool is
-    checked by the same reader as any client: an unknown shape or alias is the same 400)."""
-    name = collection.removeprefix("bench/")
-    messages = [{"role": "system", "content": system}] if system else []
-    messages.append({"role": "user", "content": prompt})
-    body: dict[str, Any] = {"model": f"bench/{name}", "messages": messages}
-    if merged and not name.endswith(":merged"):
-        body["model"] += ":merged"
-    if nominees:
-        body["with"] = nominees
-    return body, ({"x-panel-shape": shape} if shape else {})
-
-
-def seat_table(bench: dict[str, Any]) -> str:
-    """Every seat as a markdown table row: call id, seat, model, status, seconds."""
-    rows = ["| call | seat | model | status | seconds |", "| --- | --- | --- | --- | --- |"]
-    for seat in bench.get("seats", []):
-        status = seat["status"]
-        if seat.get("replaced_by"):
-            status += f" (replaced by {seat['replaced_by']})"
-        rows.append(
-            f"| `{seat['call']}` | {seat['seat']} | {seat['alias']} | {status} "
-            f"| {seat.get('seconds') or 0:.2f} |"
-        )
-    for skipped in bench.get("skipped", []):
-        rows.append(
-            f"| - | {skipped.get('seat') or '-'} | {skipped['alias']} | skipped: "
-            f"{skipped['why']} | - |"
-        )
-    return "\n".join(rows)
-
-
-def judgeable(bench: dict[str, Any]) -> list[str]:
-    return [s["call"] for s in bench.get("seats", []) if s["status"] == "ok"]
-
-
-def ask_text(reply: dict[str, Any]) -> str:
-    """The reply's content, then the seat table and which calls want a verdict."""
-    bench = reply.get("bench", {})
-    content = reply["choices"][0]["message"]["content"]
-    owed = judgeable(bench)
-    footer = f"Panel `{bench.get('panel')}`, shape {bench.get('shape')}. Seats:\n\n"
-    footer += seat_table(bench)
-    if owed:
-        footer += "\n\nSend a verdict for each of: " + ", ".join(f"`{c}`" for c in owed)
-    for note in bench.get("notes", []):
-        footer += f"\n\nNote: {note}"
-    return f"{content}\n\n---\n\n{footer}\n"
-
-
-def build_server(bench_of: BenchOf) -> MCPServer:
-    """The MCP server; *bench_of* gives the Bench serving one tool call (its caller's key)."""
+def build_server(bench_of: BenchOf, log_level: LogLevel = "WARNING") -> MCPServer:
+    """The MCP server; *bench_of* gives the Bench serving one tool call (its caller's key).
+    *log_level*: the SDK sets the process's root logger to it (WARNING: no line per HTTP
+    request of the client underneath, only what is wrong)."""
     server: MCPServer = MCPServer(
         name="bench",
         title="Bench Gateway",
         instructions=INSTRUCTIONS,
         website_url=None,
+        log_level=log_level,
     )
 
     @server.tool(

@@ -29,6 +29,7 @@ from gateway.route.refusal import record_failed, refusal
 from gateway.route.turn import RouteTurn
 from gateway.runtime import Runtime
 from routing import ROUTER_PANEL, content_text
+from routing.refusals import did_you_mean, echo
 from routing.route_order import MemberFigures, route_order
 
 
@@ -43,9 +44,12 @@ async def start_turn(
     config = runtime.config
     collection = config.catalog.collection(ask.collection)
     if collection is None or ask.collection == ROUTER_PANEL:
-        known = ", ".join(f"bench/{c.name}{ROUTE}" for c in config.catalog.collections)
+        names = [c.name for c in config.catalog.collections]
+        known = ", ".join(f"bench/{name}{ROUTE}" for name in names)
+        hint = did_you_mean(ask.collection, names, "bench/{}" + ROUTE)
         raise NotFound(
-            f"Unknown collection {ask.collection!r} for route mode. Collections: {known}.",
+            f"Unknown collection {echo(ask.collection)!r} for route mode{hint}. "
+            f"Collections: {known}.",
             param="model",
         )
     members = collection.members

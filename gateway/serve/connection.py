@@ -50,7 +50,7 @@ def _reply(status: str, message: str, code: str) -> bytes:
                 "code": code,
             }
         }
-    ).encode()
+    ).encode() + b"\n"  # as every JSON body the gateway sends ends (gateway/replies.py)
     head = (
         f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"

@@ -12,11 +12,15 @@ import contextlib
 import socket
 import threading
 import time
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 
 from gateway.serve.connection import HeadLimitedProtocol
+from gateway.serve.ports import bound_socket, free_port, url_of
+
+__all__ = ["Server", "ServerThread", "free_port", "run_server"]
 
 TICK_S = 1.0  # how often an idle server wakes: the Date header's resolution
 
@@ -31,8 +35,17 @@ class Server(uvicorn.Server):
     `should_exit` is set: by a signal, or from any thread (a test's `ServerThread.stop`, a
     worker's orphan watch)."""
 
-    def __init__(self, config: uvicorn.Config, *, tick_s: float = TICK_S) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        tick_s: float = TICK_S,
+        listening: Callable[[], None] | None = None,
+    ) -> None:
+        """*listening*: called once, as soon as the server takes connections (`serve` prints
+        its URL then, in every worker mode)."""
         self.tick_s = tick_s
+        self.listening = listening
         self._exiting = False
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -53,16 +66,12 @@ class Server(uvicorn.Server):
     async def main_loop(self) -> None:
         self._wake = asyncio.Event()
         self._loop = asyncio.get_running_loop()  # (after the event: the setter needs both)
+        if self.listening is not None:
+            self.listening()
         while not await self.on_tick(0):  # tick 0: the Date header and the checks, each time
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.tick_s):
                     await self._wake.wait()
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return cast(int, sock.getsockname()[1])  # (typeshed: Any, as address shapes vary)
 
 
 class ServerThread:
@@ -92,19 +101,12 @@ class ServerThread:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return url_of(self.host, self.port)
 
     def start(self, timeout: float = 30.0) -> ServerThread:
-        """Binds the port here, in the caller's thread, so that a busy port is an OSError
-        (errno EADDRINUSE) to the caller, not a log line in the server's thread."""
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.host, self.port))
-        except OSError:
-            sock.close()
-            raise
+        """Binds the port here, in the caller's thread, so that a busy port is `PortInUse`
+        (an OSError, errno EADDRINUSE) to the caller, not a log line in the server's thread."""
+        sock = bound_socket(self.host, self.port)
         self.thread = threading.Thread(
             target=self.server.run, args=([sock],), name=f"uvicorn:{self.port}", daemon=True
         )
@@ -128,10 +130,16 @@ class ServerThread:
         self.stop()
 
 
-def run_server(app: Any, **options: Any) -> int:
-    """Serve *app* in this thread until told to stop, as `uvicorn.run(app, **options)` does
-    for one process, on the gateway's `Server`: 0, or 3 (uvicorn's) when it never started."""
-    server = Server(uvicorn.Config(app, **options))
+def run_server(
+    app: Any,
+    sock: socket.socket,
+    listening: Callable[[], None] | None = None,
+    **options: Any,
+) -> int:
+    """Serve *app* on *sock* (from `bound_socket`) in this thread until told to stop, as
+    `uvicorn.run(app, **options)` does for one process, on the gateway's `Server`: 0, or 3
+    (uvicorn's) when it never started."""
+    server = Server(uvicorn.Config(app, **options), listening=listening)
     with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+        server.run(sockets=[sock])
     return 0 if server.started else 3

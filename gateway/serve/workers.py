@@ -10,6 +10,11 @@ SIGINT is passed on to every worker, which drains its running panels (records in
 exits; the supervisor exits 0 once they all have. It also makes the board every worker maps
 (gateway/state/board.py), so that cooldowns, rpm caps and rotation hold for the gateway as a whole,
 and removes it at the end.
+
+A worker tells the supervisor over a pipe when it listens: the supervisor prints the gateway's
+URL once the first does. A port another program holds is found by `serve` before any worker
+starts (`PortInUse`, one line from the CLI); one taken in between makes a worker exit
+`PORT_IN_USE`, and the supervisor stops the rest and raises the same.
 """
 
 from __future__ import annotations
@@ -20,22 +25,41 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator
-from multiprocessing.connection import wait
+from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
 from gateway.config.settings import Config
 from gateway.serve import process
+from gateway.serve.ports import PortInUse, bound_socket
 from gateway.state.board import Board
 
 log = logging.getLogger("bench.workers")
+PORT_IN_USE = 98  # a worker's exit code when its port was taken (errno EADDRINUSE's number)
 
 
 def supported() -> bool:
     return hasattr(socket, "SO_REUSEPORT")
+
+
+def worker_context() -> Any:
+    """Where workers come from: forked from a server process that has imported the gateway
+    (litellm, the MCP SDK) once, where the platform has one; else spawned, each importing it.
+
+    Why: the import is most of a worker's start-up (~5 s of CPU here), and spawned workers paid
+    it once each, on cores they share, so two workers took twice one's time to serve (and a
+    replaced worker as long again). The supervisor itself imports none of it. The fork server
+    has no thread, no loop and no connection when it forks; each worker builds its app, store
+    connection and loop after."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["gateway.app"])
+    return context
 
 
 @contextlib.contextmanager
@@ -71,16 +95,21 @@ def app_for_uvicorn_worker() -> Any:
     return served_app(load_config(os.environ["BENCH_CONFIG"]), board)
 
 
-def run(path: str, host: str, port: int, workers: int, options: dict[str, Any], board: str) -> int:
-    """Supervise *workers* processes serving *path* on one port, sharing *board*."""
-    return _supervise(path, host, port, workers, options, board)
-
-
-def _supervise(
-    path: str, host: str, port: int, workers: int, options: dict[str, Any], board: str
+def run(
+    path: str,
+    host: str,
+    port: int,
+    workers: int,
+    options: dict[str, Any],
+    board: str,
+    listening: Callable[[], None],
 ) -> int:
-    context = multiprocessing.get_context("spawn")  # litellm is imported in the workers only
-    stopping = False
+    """Supervise *workers* processes serving *path* on one port, sharing *board*; *listening*
+    is called once, when the first worker takes connections. The caller has checked that no
+    other program holds the port (workers of another gateway would let ours share it)."""
+    context = worker_context()
+    told, tell = context.Pipe(duplex=False)  # each worker sends its pid once it listens
+    stopping, heard, busy = False, False, False
 
     def stop(signum: int, frame: Any) -> None:
         nonlocal stopping
@@ -91,7 +120,7 @@ def _supervise(
 
     def start() -> Any:
         proc = context.Process(
-            target=serve_one, args=(path, host, port, options, board), daemon=False
+            target=serve_one, args=(path, host, port, options, board, tell), daemon=False
         )
         proc.start()
         log.info("Started worker process [%d]", proc.pid)
@@ -101,11 +130,20 @@ def _supervise(
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     while any(proc.is_alive() for proc in procs):  # a killed worker is replaced at once
-        wait([proc.sentinel for proc in procs if proc.is_alive()], timeout=1.0)
+        ready = wait([told, *(proc.sentinel for proc in procs if proc.is_alive())], timeout=1.0)
+        if told in ready:
+            told.recv()
+            if not heard:
+                heard = True
+                listening()
         for i, proc in enumerate(procs):
             if stopping or proc.is_alive():
                 continue
-            if proc.exitcode > 0:  # it failed (a bad port, a bad config): another would too
+            if proc.exitcode == PORT_IN_USE:  # taken since the check: said once, by the CLI
+                busy = True
+                stop(signal.SIGTERM, None)
+                break
+            if proc.exitcode > 0:  # it failed (a bad config, say): another would too
                 log.error("worker [%d] failed (exit %d); stopping", proc.pid, proc.exitcode)
                 stop(signal.SIGTERM, None)
                 break
@@ -113,27 +151,30 @@ def _supervise(
             procs[i] = start()
     for proc in procs:
         proc.join()
+    if busy:
+        raise PortInUse(host, port)
     # 1 only if a worker failed; one stopped while still starting ends by the signal itself (it
     # had nothing to drain), one killed just before the stop was not replaced, and neither failed
     return 0 if stopping and all(proc.exitcode <= 0 for proc in procs) else 1
 
 
-def serve_one(path: str, host: str, port: int, options: dict[str, Any], board: str) -> None:
+def serve_one(
+    path: str, host: str, port: int, options: dict[str, Any], board: str, tell: Connection
+) -> None:
     """One worker: its own socket on the shared port, its own app, store connection and loop;
-    the board is the one all workers share."""
+    the board is the one all workers share. *tell*: the supervisor's pipe."""
     process.own()
     import uvicorn
 
     from gateway.config.settings import load_config
     from gateway.serve.server import Server
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
+    try:
+        sock = bound_socket(host, port, share_port=True)
+    except PortInUse:
+        sys.exit(PORT_IN_USE)
     app = served_app(load_config(path), Board.attach(Path(board)))
-    server = Server(uvicorn.Config(app, **options))
+    server = Server(uvicorn.Config(app, **options), listening=lambda: tell.send(os.getpid()))
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler turns that into
     # a clean exit 0.
     signal.signal(signal.SIGTERM, lambda *_: None)

@@ -12,11 +12,8 @@
   `chunks`), failures made into litellm's own exceptions (`wire_errors`).
 - `answer`: a seat's answer, whichever reader read it.
 - `translate`: litellm's format adapters (Anthropic, Responses, Gemini to chat and back).
+- `providers`: whether litellm knows the provider of each model in a config (check-config).
 
-The only package that imports litellm. May import: errors.
+The only package that imports litellm. May import: errors, config. This file imports none of
+its modules: importing one of them (`providers`) must not import litellm with the others.
 """
-
-from gateway.upstream.failures import classify
-from gateway.upstream.seam import Answer, LitellmUpstream, Upstream, call_model
-
-__all__ = ["Answer", "LitellmUpstream", "Upstream", "call_model", "classify"]

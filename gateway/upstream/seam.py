@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 import aiohttp
-import litellm  # the package's __init__ has already made it offline
+import litellm  # offline: the process owner set its environment first (gateway/serve/process.py)
 import litellm.main
 
 from gateway.upstream import inline, relay

@@ -95,6 +95,7 @@ def test_exit_codes_say_refused_usage_and_no_gateway(gateway, sim):
     assert bad_flag.returncode == 2
     nobody = bench("ask", "trio", "hi", "--url", "http://127.0.0.1:9")
     assert nobody.returncode == 3 and "No gateway answering" in nobody.stderr
+    assert "Start one (bench-gateway demo, or serve), or name yours with --url" in nobody.stderr
     assert bench("status", url="http://127.0.0.1:9").returncode == 3
     assert sim.log() == []
 
@@ -137,3 +138,16 @@ def test_on_a_terminal_each_seat_appears_as_it_finishes(gateway, sim):
     before_slow = seen[: seen.index("✓ member2")]
     assert "slowest still thinking: member2 (gamma)" in before_slow
     assert re.search(r"\d/\d seats done", before_slow)
+
+
+def test_the_verdict_line_ask_prints_runs_as_printed(gateway, tmp_path):
+    from tests.helpers.demo import shell_env
+
+    done = bench("ask", "trio", "Is this code right?", url=gateway.url)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    line = lines[lines.index("judge a seat with:") + 1].strip()
+    env = shell_env(tmp_path / "bin", BENCH_GATEWAY_URL=gateway.url)
+    judged = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=env)
+    assert judged.returncode == 0, judged.stderr
+    assert judged.stdout.startswith("verdict on ") and "recorded" in judged.stdout

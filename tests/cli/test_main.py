@@ -93,7 +93,7 @@ def shipped_with(**sections) -> str:
 MALFORMED = {
     "empty": ("", ["the config is empty"]),
     "a list": ("- model_list\n- collections\n", ["the config: expected a mapping"]),
-    "invalid YAML": ("model_list: [unclosed\n", ["is not valid YAML"]),
+    "invalid YAML": ("model_list: [unclosed\n", ["bench.yaml is not valid YAML: line 2, column 1"]),
     "a typo": (shipped_with(gatway={"max_calls": 3}), ["gatway: unknown key; did you mean"]),
     "unset variable": (
         shipped_with(
@@ -132,31 +132,37 @@ def test_check_config_names_every_problem_by_path_without_a_traceback(tmp_path, 
         assert words in result.stderr, result.stderr
 
 
-def test_demo_once_prints_every_seat_with_its_call_id_and_leaves_no_files(tmp_path):
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    env = {**os.environ, "TMPDIR": str(temp)}
-    result = run("demo", "--once", "--port", str(free_port()), timeout=180, env=env)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "member1 — kimi" in out and "member2 — qwen-coder" in out
-    assert out.count(" · ok · ") >= 3
-    assert "/bench/verdict" in out
-    assert str(temp) in out  # the records were kept there while it ran
-    assert list(temp.iterdir()) == []
+def test_serve_refuses_a_model_whose_provider_litellm_does_not_know(tmp_path):
+    raw = yaml.safe_load((ROOT / "config" / "bench.yaml").read_text())
+    raw["model_list"][0]["litellm_params"]["model"] = "notaprovider/kimi-k2"
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    result = run("serve", "--config", str(config), "--port", str(free_port()))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[1].startswith(
+        "  - model_list[0].litellm_params.model: provider 'notaprovider' is not one litellm knows"
+    )
 
 
-def test_demo_on_a_busy_port_says_to_choose_another_and_exits_1():
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_on_a_busy_port_says_to_choose_another_and_exits_1_in_every_worker_mode(workers):
+    """One process binds its socket before start-up; with workers the supervisor checks the port
+    before any worker starts (uvicorn's own workers, where SO_REUSEPORT is missing, go through
+    the same check), so a busy port is one line, quickly, whatever the mode."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = run("demo", "--once", "--port", str(port), timeout=180)
+        began = time.monotonic()
+        result = run("serve", "--port", str(port), "--workers", workers, timeout=180)
+        seconds = time.monotonic() - began
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert f"port {port} is already in use" in lines[0] and "--port" in lines[0]
+    assert f"port {port} is already in use" in lines[0]
+    assert re.search(r"bench-gateway serve --port \d+", lines[0])
     assert "Traceback" not in result.stderr and result.stdout == ""
+    assert seconds < 60, "the port is checked before the gateway's start-up work"
 
 
 REQUEST_LINE = re.compile(
@@ -275,8 +281,46 @@ def test_serve_with_one_worker_is_one_process(tmp_path, sim):
     assert "workers: 1" in served and "state: in this process" in served
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_prints_its_url_once_as_soon_as_it_listens_in_every_worker_mode(
+    tmp_path, sim, workers
+):
+    from tests.helpers.bench import bench_raw
+
+    raw = bench_raw(sim.url)
+    raw["store"] = f"sqlite:///{tmp_path / 'served.db'}"
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    port, log = free_port(), tmp_path / "serve.log"
+    argv = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config)]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*argv, "--port", str(port), "--workers", workers],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while f"Listening on {url}" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        assert httpx.get(f"{url}/healthz").status_code == 200  # it said so once it could
+        if workers == "2":
+            _wait_listening(port, 2)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0
+    said = [line for line in log.read_text().splitlines() if "Listening on" in line]
+    assert said == [
+        f"INFO:     Listening on {url}: the API at {url}/v1, the dashboard at {url}/ "
+        "(Ctrl-C stops)"
+    ]
+
+
 def test_the_workers_flag_wins_over_the_config_which_wins_over_one_per_core():
-    from gateway.cli.main import workers_wanted
+    from gateway.cli.serve import workers_wanted
     from gateway.config.settings import parse_config
     from tests.helpers.bench import bench_raw
 
@@ -324,7 +368,7 @@ def _wait_listening(port: int, count: int, timeout_s: float = 60) -> None:
     assert listening(port) == count
 
 
-def _workers(pid: int) -> list[int]:
+def _children(pid: int) -> list[tuple[int, bytes]]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -333,9 +377,19 @@ def _workers(pid: int) -> list[int]:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat[1]) == pid and b"spawn_main" in cmdline:
-                found.append(int(entry.name))
+            if int(stat[1]) == pid:
+                found.append((int(entry.name), cmdline))
     return found
+
+
+def _workers(pid: int) -> list[int]:
+    """The worker processes of the `serve` supervisor *pid*: forked by its fork server (the
+    process that imported the gateway once), or spawned by it where there is none."""
+    workers = [child for child, cmdline in _children(pid) if b"spawn_main" in cmdline]
+    for server, cmdline in _children(pid):
+        if b"forkserver" in cmdline:
+            workers += [child for child, _ in _children(server)]
+    return workers
 
 
 def test_serve_with_two_workers_shares_one_store(tmp_path, sim):

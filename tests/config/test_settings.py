@@ -30,7 +30,7 @@ def raw_config(**over):
             },
             {
                 "model_name": "inkling",
-                "litellm_params": {"model": "vendor/Inkling:free"},
+                "litellm_params": {"model": "openrouter/vendor/inkling:free"},
                 "bench": {"connection": "hub", "role": "code", "context_window": 8000},
             },
         ],
@@ -96,6 +96,106 @@ def test_an_unreadable_or_invalid_file_is_a_config_error(tmp_path):
     bad.write_text("model_list: [unclosed")
     with pytest.raises(ConfigError):
         load_config(bad)
+
+
+def test_a_yaml_error_names_the_file_and_where_in_it_on_one_line(tmp_path):
+    bad = tmp_path / "bench.yaml"
+    bad.write_text("model_list: [unclosed\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(bad)
+    assert caught.value.problems == [
+        f"config {bad} is not valid YAML: line 2, column 1: expected ',' or ']', but got "
+        "'<stream end>' (while parsing a flow sequence at line 1, column 13)"
+    ]
+
+
+# -- one mistake, one problem -------------------------------------------------------------------
+
+
+def shipped_raw() -> dict:
+    return yaml.safe_load((Path(__file__).parents[2] / "config" / "bench.yaml").read_text())
+
+
+ONE_MISTAKE = {
+    # a connection whose rpm is malformed is still a connection its models are on
+    "a connection's rpm": (("connections", "moonbase", "rpm"), "lots"),
+    "a connection not a mapping": (("connections", "moonbase"), 5),
+    "a model's rpm": (("model_list", 0, "bench", "rpm"), "lots"),
+    "a model's role": (("model_list", 0, "bench", "role"), "coder"),
+    "a bench typo": (("model_list", 0, "bench", "conection"), "moonbase"),
+    "no model": (("model_list", 0, "litellm_params"), {"api_key": "sim"}),
+    # a shape whose roles are malformed is still a shape its collections may name
+    "a shape's role": (("shapes", "review"), ["code", "poetry"]),
+    "members as text": (("collections", "reviewers", "members"), "kimi"),
+    "a merger not text": (("collections", "reviewers", "merger"), 5),
+    "a gateway setting": (("gateway", "max_calls"), "lots"),
+    "workers": (("gateway", "workers"), "lots"),
+    "the store": (("store",), 5),
+}
+
+
+@pytest.mark.parametrize("case", ONE_MISTAKE)
+def test_one_mistake_is_one_problem_named_where_it_is(case):
+    path, value = ONE_MISTAKE[case]
+    problems = problems_of(at(shipped_raw(), path, value), env={})
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(where(path[: 3 if path[0] == "model_list" else 2])), problems
+
+
+def test_a_malformed_connection_is_named_once_not_again_by_each_model_on_it():
+    raw = shipped_raw()
+    for entry in raw["model_list"]:
+        entry["bench"]["connection"] = "moonbase"  # all six on it
+    raw["connections"]["moonbase"]["rpm"] = "lots"
+    assert problems_of(raw, env={}) == [
+        "connections.moonbase.rpm: expected a whole number, got 'lots'"
+    ]
+    raw["model_list"][0]["bench"]["connection"] = "moonbsae"  # a second mistake: a second line
+    assert problems_of(raw, env={})[1:] == [
+        "model_list[0].bench.connection: unknown connection 'moonbsae'; did you mean "
+        "'moonbase'? (connections: freehub, localbox, moonbase)"
+    ]
+
+
+# -- a provider litellm does not know --------------------------------------------------------
+
+
+def test_an_unknown_provider_is_a_config_problem_naming_its_path_and_the_closest(tmp_path):
+    raw = shipped_raw()
+    raw["model_list"][0]["litellm_params"]["model"] = "notaprovider/kimi-k2"
+    raw["model_list"][1]["litellm_params"]["model"] = "opena/glm-5.2"
+    raw["model_list"][2]["litellm_params"]["model"] = "qwen3-coder"
+    raw["model_list"][3]["litellm_params"]["custom_llm_provider"] = "groqq"
+    code, out, err = run_check_config(raw, tmp_path)
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    assert lines[0] == "bench-gateway: the config has 4 problem(s):"
+    assert lines[1].startswith(
+        "  - model_list[0].litellm_params.model: provider 'notaprovider' is not one litellm "
+        "knows (the closest: "
+    )
+    assert lines[2] == (
+        "  - model_list[1].litellm_params.model: provider 'opena' is not one litellm knows; "
+        "did you mean 'openai' or 'opensearch' or 'openai_like'?"
+    )
+    assert lines[3].startswith(
+        "  - model_list[2].litellm_params.model: litellm cannot tell the provider of "
+        "'qwen3-coder': write it provider/model (openai/qwen3-coder for an OpenAI-compatible"
+    )
+    assert "model_list[3].litellm_params.model: custom_llm_provider 'groqq'" in lines[4]
+    assert "did you mean 'groq'" in lines[4]
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["groq/llama-3.3-70b-versatile", "openrouter/moonshotai/kimi-k2:free", "nvidia_nim/x/y",
+     "gpt-4o", "mistral/mistral-small-latest"],
+)  # fmt: skip
+def test_a_provider_litellm_knows_passes(tmp_path, model):
+    raw = shipped_raw()
+    raw["model_list"][0]["litellm_params"] = {"model": model, "api_key": "k"}
+    code, _, err = run_check_config(raw, tmp_path)
+    assert code == 0, err
 
 
 # -- every wrongly shaped value, named by its path ----------------------------------------------

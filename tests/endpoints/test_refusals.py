@@ -99,6 +99,35 @@ def test_an_unknown_collection_is_404_listing_collections_with_descriptions(gate
     nothing_happened(sim, tmp_path / "records.db")
 
 
+def test_a_mistyped_name_gets_a_did_you_mean_wherever_it_is_named(gateway, sim, tmp_path):
+    """The config checker's did-you-mean, in every refusal that names an unknown name."""
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/reviewrs")
+    assert "Unknown collection 'reviewrs'; did you mean bench/reviewers?" in (
+        caught.value.body["message"]
+    )
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/tiro:route")
+    assert "did you mean bench/trio:route?" in caught.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.ask("bench/trio", extra_headers={"X-Panel-Shape": "reveiw"})
+    assert "Unknown panel shape 'reveiw'; did you mean 'review'?" in caught.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.ask("bench/trio", extra_body={"with": ["gama"]})
+    assert "gama (did you mean gamma?)" in caught.value.body["message"]
+    listed = gateway.http.get("/v1/models/bench/reviewrs")
+    assert "did you mean bench/reviewers?" in assert_openai_error(listed, 404)["message"]
+    shown = gateway.http.post("/api/show", json={"model": "bench/reviewrs"})
+    assert shown.status_code == 404 and "did you mean bench/reviewers?" in shown.text
+    nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_nothing_close_gets_no_guess(gateway, sim):
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/xyzzy")
+    assert "did you mean" not in caught.value.body["message"]
+
+
 def test_a_body_over_the_limit_is_413(make_gateway, sim, tmp_path):
     gw = make_gateway(max_body_bytes=2000)
     body = {"model": "bench/trio", "messages": [{"role": "user", "content": "x" * 5000}]}
@@ -146,3 +175,32 @@ def test_nothing_to_seat_is_503(make_gateway, sim, tmp_path):
 def test_unknown_routes_and_methods_are_openai_shaped(gateway):
     assert_openai_error(gateway.http.get("/v1/nothing"), 404)
     assert_openai_error(gateway.http.get("/v1/chat/completions"), 405)
+
+
+def test_every_json_reply_ends_with_a_newline_as_curl_shows_it(gateway, sim):
+    """Answers, listings, records and refusals alike, so a shell prompt starts on its own line."""
+    body = {"model": "bench/solo", "messages": USER}
+    asked = gateway.http.post("/v1/chat/completions", json=body)
+    call = asked.json()["bench"]["seats"][0]["call"]
+    replies = [
+        asked,
+        gateway.http.get("/v1/models"),
+        gateway.http.get("/healthz"),
+        gateway.http.get("/openapi.json"),
+        gateway.http.get("/bench/models"),
+        gateway.http.get(f"/bench/calls/{call}"),
+        gateway.http.post("/bench/verdict", json={"call": call, "useful": True}),
+        gateway.http.get("/v1/nothing"),  # 404
+        gateway.http.post("/v1/chat/completions", content=b"{not json"),  # 400
+        gateway.http.post(  # 415: what `curl -d` sends without -H 'Content-Type: ...'
+            "/bench/verdict",
+            content=b"{}",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        ),
+        gateway.http.post("/v1/messages", json={"model": "bench/nope", "max_tokens": 5,
+                                                "messages": USER}),  # 404, Anthropic's shape
+    ]  # fmt: skip
+    for reply in replies:
+        assert reply.headers["content-type"].startswith("application/json"), reply.request.url
+        assert reply.content.endswith(b"\n") and not reply.content.endswith(b"\n\n"), reply.text
+    assert [r.status_code for r in replies[-4:]] == [404, 400, 415, 404]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -252,3 +253,46 @@ def test_bench_pending_sorts_a_keys_own_calls_and_another_keys_are_unknown(make_
     }
     bad = gw.http.post("/bench/pending", json={"calls": "x"}, headers={"x-api-key": mine})
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "calls"
+
+
+def test_the_stdio_server_is_quiet_on_stderr_unless_asked(gateway, sim, tmp_path):
+    """Its stderr is the host's log of the server: a session (list, ask, judge) leaves it
+    empty; `--verbose` or `BENCH_LOG_LEVEL=INFO` brings back a line per request it makes."""
+
+    async def session_writing_stderr_to(path: Path, *flags: str, **env_extra: str) -> str:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
+        args = ["-m", "gateway.cli", "mcp", "--url", gateway.url, *flags]
+        server = StdioServerParameters(
+            command=sys.executable, args=args, env={**env, **env_extra}, cwd=ROOT
+        )
+        with path.open("w") as errlog:
+            async with stdio_client(server, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    await session.list_tools()
+                    await session.call_tool("list_collections", {})
+                    asked = await session.call_tool("ask", {"collection": "trio", "prompt": "?"})
+                    call = next(c for c in text_of(asked).split("`") if c.startswith("p"))
+                    await session.call_tool("verdict", {"call": call, "useful": True})
+        return path.read_text()
+
+    quiet = asyncio.run(session_writing_stderr_to(tmp_path / "quiet.log"))
+    assert quiet == ""
+    verbose = asyncio.run(session_writing_stderr_to(tmp_path / "verbose.log", "--verbose"))
+    assert verbose.count("HTTP Request") >= 3, verbose
+    by_env = asyncio.run(session_writing_stderr_to(tmp_path / "env.log", BENCH_LOG_LEVEL="info"))
+    assert by_env.count("HTTP Request") >= 3, by_env
+
+
+def test_a_bad_log_level_is_bad_usage():
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}}
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "mcp"],
+        env={**env, "BENCH_LOG_LEVEL": "loud"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and "BENCH_LOG_LEVEL must be one of" in done.stderr

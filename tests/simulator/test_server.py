@@ -101,6 +101,31 @@ def test_plain_answer_echoes_model_and_prompt(sim_state, sim_sdk, sim_http):
     assert body.json()["choices"][0]["message"]["content"] == "from the spec"  # unprefixed route
 
 
+def test_a_model_asked_for_json_answers_its_words_in_the_schema(sim_state, sim_sdk):
+    """As a real model honours `response_format`: the OpenAI SDK's own parser reads the reply."""
+    from pydantic import BaseModel
+
+    class Review(BaseModel):
+        safe: bool
+        reasons: list[str]
+        severity: int | None
+
+    parsed = sim_sdk.chat.completions.parse(
+        model="spec-model", messages=MESSAGES, response_format=Review
+    )
+    review = parsed.choices[0].message.parsed
+    assert review == Review(safe=False, reasons=["from the spec"], severity=0)
+    loose = sim_sdk.chat.completions.create(
+        model="spec-model", messages=MESSAGES, response_format={"type": "json_object"}
+    )
+    assert loose.choices[0].message.content == '{"answer": "from the spec"}'
+    sim_state.set("spec-model", answer='{"safe": true}')  # already JSON: sent as it is
+    scripted = sim_sdk.chat.completions.create(
+        model="spec-model", messages=MESSAGES, response_format={"type": "json_object"}
+    )
+    assert scripted.choices[0].message.content == '{"safe": true}'
+
+
 def test_models_health_and_control_routes(sim_state, sim_http):
     assert sim_http.get("/healthz").json() == {"status": "ok"}
     assert sim_http.post("/_sim/behaviour", json={"model": "m1", "answer": "hi"}).status_code == 200
@@ -339,6 +364,15 @@ def test_load_spec_yaml_json_and_bare_forms(tmp_path):
     yaml_file.write_text("models:\n  m: {latency: 1}\n")
     with pytest.raises(ValueError, match="latency"):
         load_spec(str(yaml_file))
+
+
+def test_a_spec_that_does_not_parse_is_a_value_error_naming_the_file(tmp_path):
+    for name, text in (("spec.yaml", "models: [unclosed\n"), ("spec.json", "{nope")):
+        bad = tmp_path / name
+        bad.write_text(text)
+        with pytest.raises(ValueError, match=f"simulator spec {bad} is not valid") as caught:
+            load_spec(bad)
+        assert "<unicode string>" not in str(caught.value)
 
 
 def test_the_simulator_imports_nothing_from_the_gateway():

@@ -27,6 +27,7 @@ from gateway.panel.ask import (
 )
 from gateway.upstream.translate.anthropic import to_openai_chat
 from routing import ROUTER_PANEL
+from routing.refusals import did_you_mean, echo
 
 _PASSED = ("system", "max_tokens", "temperature", "top_p", "stop_sequences")
 
@@ -61,9 +62,11 @@ def count(body: dict[str, Any], headers: dict[str, str], config: Config) -> tupl
     estimate is the one seating uses."""
     ask = _read(body, headers, config, counting=True)
     if ask.collection != ROUTER_PANEL and config.catalog.collection(ask.collection) is None:
-        known = ", ".join(f"bench/{c.name}" for c in config.catalog.collections)
+        names = [c.name for c in config.catalog.collections]
+        known = ", ".join(f"bench/{name}" for name in names)
         raise NotFound(
-            f"Unknown collection {ask.collection!r}. Collections: {known}; "
+            f"Unknown collection {echo(ask.collection)!r}"
+            f"{did_you_mean(ask.collection, names, 'bench/{}')}. Collections: {known}; "
             f"or bench/{ROUTER_PANEL}.",
             param="model",
         )

@@ -20,12 +20,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.errors import GatewayError
 from gateway.formats.sse import reply_to
 from gateway.panel import reply
 from gateway.panel.run import Completion, KeepAlive, PanelEnded, PanelRun, SeatFinished
+from gateway.replies import JSONResponse
 
 _ERROR_TYPES = {
     400: "invalid_request_error",

@@ -17,11 +17,12 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from gateway.errors import BadRequest, GatewayError
 from gateway.panel.ask import SAMPLING, one_choice
 from gateway.panel.hints import CHAT_HINTS, chat_hints
+from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import Quiet, with_keepalive
 from gateway.route.turn import RouteTurn

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.bodies import bounded
 from gateway.config.settings import Config
@@ -31,6 +31,7 @@ from gateway.panel.ask import (
 from gateway.panel.fanout import SeatStatus
 from gateway.panel.hints import joined
 from gateway.panel.run import Event, KeepAlive, PanelEnded, PanelRun, SeatFinished
+from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
 from gateway.route.turn import RouteTurn
 

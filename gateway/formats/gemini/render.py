@@ -18,10 +18,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from gateway.errors import GatewayError
 from gateway.panel.run import PanelRun
+from gateway.replies import JSONResponse
 
 MODELS_PREFIX = "models/"
 METHODS = ["generateContent", "streamGenerateContent", "countTokens"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.errors import BadRequest, PanelFailed
 from gateway.formats.chat.route import Quiet
@@ -37,6 +37,7 @@ from gateway.formats.gemini.render import error_body, streamed
 from gateway.formats.gemini.tools import tool_choice, tools_of
 from gateway.panel.ask import sampling_of
 from gateway.panel.hints import Hints, joined
+from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
 from gateway.route.pieces import Assembly, Text, args_of, error_text, tokens_of
 from gateway.route.turn import RouteTurn

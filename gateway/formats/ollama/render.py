@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from ollama import ListResponse, ShowResponse
 from ollama._types import ModelDetails  # (not re-exported at the top level)
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from gateway.errors import GatewayError
+from gateway.replies import JSONResponse
 
 if TYPE_CHECKING:  # route mode brings litellm, which the body reader's child must not import
     pass

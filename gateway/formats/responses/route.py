@@ -16,11 +16,12 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from gateway.errors import BadRequest
 from gateway.formats.chat.route import Quiet
 from gateway.formats.responses import hints
+from gateway.replies import JSONResponse
 from gateway.route.ask import RouteAsk
 from gateway.route.pieces import (
     Arguments,

@@ -1,22 +1,7 @@
-// Bench Gateway dashboard: verdicts, keys and sign-in as JSON posts carrying the CSRF token,
-// and live updates from the gateway's own event stream. No framework, nothing from elsewhere.
+// Bench Gateway dashboard: verdicts, keys and sign-in as JSON posts carrying the CSRF token
+// (post.js), and live updates from the gateway's own event stream. No framework, nothing from
+// elsewhere.
 "use strict";
-
-const csrf = document.querySelector('meta[name="csrf-token"]').content;
-
-async function post(path, body) {
-  const reply = await fetch(path, {
-    method: "POST",
-    headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-  });
-  const data = await reply.json().catch(() => ({}));
-  if (!reply.ok) {
-    throw new Error((data.error && data.error.message) || ("HTTP " + reply.status));
-  }
-  return data;
-}
 
 function seatOf(element) {
   return element.closest("[data-call]");

@@ -1,27 +1,12 @@
 // Bench Gateway: one panel's judging page. A verdict per seat (a click, or u / n on the seat
 // j / k moved to), with the note and the claims marked real or false, posted as JSON with the
-// CSRF token. Blind, a judged seat's model is named from the verdict's reply. Nothing else is
+// CSRF token (post.js). Blind, a judged seat's model is named from the verdict's reply. Nothing else is
 // fetched, nothing from elsewhere.
 "use strict";
 
-const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const seats = [...document.querySelectorAll("#answers [data-call]")];
 const MARKS = ["real", "false"];  // a claim's marks, in the order a click goes through them
 let current = -1;
-
-async function post(path, body) {
-  const reply = await fetch(path, {
-    method: "POST",
-    headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
-    body: JSON.stringify(body),
-    credentials: "same-origin",
-  });
-  const data = await reply.json().catch(() => ({}));
-  if (!reply.ok) {
-    throw new Error((data.error && data.error.message) || ("HTTP " + reply.status));
-  }
-  return data;
-}
 
 function judgeable(seat) {
   return seat.querySelector("button.verdict") !== null;
