@@ -37,7 +37,7 @@ MESSAGES = [{"role": "user", "content": "Review: is retrying forever safe?"}]
 
 async def call(api_base: str, model: str, stream: bool) -> bool:
     kwargs = dict(
-        model=f"openai/sim-{model}",
+        model=f"openai/{model}",
         api_base=api_base,
         api_key="sim",
         messages=MESSAGES,
@@ -62,14 +62,15 @@ async def call(api_base: str, model: str, stream: bool) -> bool:
         return False
 
 
-async def batch(api_base: str, size: int, stream: bool) -> int:
-    results = await asyncio.gather(*(call(api_base, f"m{i % 5 + 1}", stream) for i in range(size)))
+async def batch(api_base: str, size: int, stream: bool, model: str | None = None) -> int:
+    names = [model or f"sim-m{i % 5 + 1}" for i in range(size)]
+    results = await asyncio.gather(*(call(api_base, name, stream) for name in names))
     return sum(results)
 
 
 async def main_async(args) -> dict:
     for _ in range(max(1, args.warmup // args.batch)):
-        await batch(args.api_base, args.batch, args.stream)
+        await batch(args.api_base, args.batch, args.stream, args.model)
     ok = calls = 0
     walls: list[float] = []
     cpu0, wall0 = time.process_time(), time.monotonic()
@@ -77,7 +78,7 @@ async def main_async(args) -> dict:
     while calls < args.calls and time.monotonic() < deadline:
         size = min(args.batch, args.calls - calls)
         began = time.monotonic()
-        ok += await batch(args.api_base, size, args.stream)
+        ok += await batch(args.api_base, size, args.stream, args.model)
         walls.append(time.monotonic() - began)
         calls += size
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
@@ -98,6 +99,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=25)
     parser.add_argument("--batch", type=int, default=5, help="calls at once (a panel's seats)")
     parser.add_argument("--stream", action="store_true")
+    parser.add_argument("--model", help="the simulator's model every call asks (sim-m1..5)")
     parser.add_argument("--max-seconds", type=float, default=300)
     args = parser.parse_args()
     print(json.dumps(asyncio.run(main_async(args))), flush=True)

@@ -9,6 +9,7 @@
     .venv/bin/python benchmarks/compare.py --render        # only rewrite the doc from results
     .venv/bin/python benchmarks/compare.py --only replicas # PostgreSQL + Redis replicas
     .venv/bin/python benchmarks/compare.py --only route    # route mode's turn against litellm
+    .venv/bin/python benchmarks/compare.py --only direct   # the direct reader against litellm's
 
 Why one command: a performance claim nobody can re-run is an anecdote. This sets up the rivals
 in their own venvs under benchmarks/.venvs/ (from PyPI; nothing of theirs is copied into the
@@ -35,6 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import direct_cost  # noqa: E402
 import measure_cost  # noqa: E402
 import measure_records  # noqa: E402
 import measure_speed  # noqa: E402
@@ -58,6 +60,7 @@ MEASURES = {
     "startup": (measure_cost.startup, ("proxy", "seed")),
     "replicas": (replicas.replicas, ()),
     "route": (route_turn.route, ()),
+    "direct": (direct_cost.direct, ()),
 }
 NEEDS = {"fanout": ("seed",)}
 
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                 ctx.log(f"{name} FAILED: {type(exc).__name__}: {exc}")
                 failed.append(f"{name}: {type(exc).__name__}: {exc}")
                 continue
-            if name != "route":  # (a route turn is measured on one worker: route_turn.py)
+            if name not in ("route", "direct"):  # (measured on one worker each)
                 measured.setdefault("options", {})["ours_workers"] = args.ours_workers
             measured.update(
                 mode="quick" if args.quick else "full",

@@ -63,7 +63,9 @@ def row(label: str, goal: str, cells: dict, ratio: str = "") -> str:
 def render_table(results: dict) -> list[str]:
     """The comparison table, one or more rows per measure that has results."""
     lines = [HEADER, "|" + "---|" * 7]
-    for name in ("fanout", "perseat", "throughput", "scale", "records", "startup", "route"):
+    for name in (
+        "fanout", "perseat", "throughput", "scale", "records", "startup", "route", "direct"
+    ):  # fmt: skip
         found = results.get(name)
         if found:
             lines += _ROWS[name](found["figures"], found.get("options", {}))
@@ -284,6 +286,52 @@ def _route(f: dict, o: dict) -> list[str]:
     ]
 
 
+def _direct(f: dict, o: dict) -> list[str]:
+    ms = lambda key, digits=3: fmt(f.get(key), digits, " ms")  # noqa: E731
+    chunks = o.get("chunks_per_turn")
+    return [
+        row(
+            "Direct reader (`upstream_reader: direct`): CPU per panel seat ÷ a bare "
+            "`litellm.acompletion` call, same run",
+            "≤ 0.25× bare",
+            {"bare": ms("bare_seat_ms"), "ours": ms("direct_seat_ms")},
+            "ours/bare "
+            + fmt(f.get("direct_seat_vs_bare"), 3)
+            + verdict(f.get("direct_seat_vs_bare"), 0.25, at_most=True),
+        ),
+        row(
+            "… the same gateway reading through litellm (`upstream_reader: litellm`)",
+            "(for reference)",
+            {"bare": ms("bare_seat_ms"), "ours": ms("litellm_seat_ms")},
+            "ours/bare " + fmt(f.get("litellm_seat_vs_bare"), 3),
+        ),
+        row(
+            f"… CPU per relayed chunk of a streamed route turn ({chunks} chunks) ÷ bare "
+            "litellm's per streamed chunk",
+            "≤ 0.15× bare",
+            {"bare": ms("bare_chunk_ms", 4), "ours": ms("direct_chunk_ms", 4)},
+            "ours/bare "
+            + fmt(f.get("direct_chunk_vs_bare"), 3)
+            + verdict(f.get("direct_chunk_vs_bare"), 0.15, at_most=True),
+        ),
+        row(
+            "… the same through litellm's reader",
+            "(for reference)",
+            {"bare": ms("bare_chunk_ms", 4), "ours": ms("litellm_chunk_ms", 4)},
+            "ours/bare " + fmt(f.get("litellm_chunk_vs_bare"), 3),
+        ),
+        row(
+            "… time to first text of a streamed route turn (0-latency member): direct vs "
+            "litellm's reader",
+            "no worse",
+            {"ours": f"{ms('direct_ttft_ms', 1)} vs {ms('litellm_ttft_ms', 1)}"},
+            "direct/litellm "
+            + fmt(f.get("ttft_direct_vs_litellm"), 2)
+            + verdict(f.get("ttft_direct_vs_litellm"), 1.0, at_most=True),
+        ),
+    ]
+
+
 _ROWS = {
     "fanout": _fanout,
     "perseat": _perseat,
@@ -292,4 +340,5 @@ _ROWS = {
     "records": _records,
     "startup": _startup,
     "route": _route,
+    "direct": _direct,
 }

@@ -265,7 +265,7 @@ async def bare_main(api_base: str, as_gateway: bool) -> None:
         await upstream.open([params["model"]])
 
         async def call(stream: bool) -> Any:
-            return await upstream.open_turn(params, request, 30, stream=stream)
+            return await upstream.open_turn(params, request, 30, stream=stream, reader="litellm")
     else:
 
         async def call(stream: bool) -> Any:

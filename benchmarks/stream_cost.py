@@ -115,7 +115,8 @@ async def per_chunk(sim_url: str, calls: int, runs: int) -> dict[str, Any]:
     await seam.open([params["model"]])
 
     async def ours() -> int:
-        answer = await seam.call(params, messages, {}, 120, stream=True)
+        # litellm's own streaming path (benchmarks/direct_cost.py measures the direct reader)
+        answer = await seam.call(params, messages, {}, 120, stream=True, reader="litellm")
         return len(answer.text)
 
     async def bare() -> int:

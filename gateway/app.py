@@ -87,7 +87,10 @@ def create_app(
             raise
         await runtime.live.start()  # with Redis: seeded from the board, or the board from it
         if way_out is not None:
-            await way_out.open([m.served for m in config.catalog.models])
+            await way_out.open(
+                [m.served for m in config.catalog.models],
+                {m.served: config.reader(m.alias) for m in config.catalog.models},
+            )
         runtime.ready = True
         try:
             async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp/http.py)

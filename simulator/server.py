@@ -163,10 +163,25 @@ class _Exchange:
         with contextlib.suppress(TimeoutError):  # let uvicorn notice, so it logs no error
             await asyncio.wait_for(self.gone.wait(), 5)
 
+    async def replay(self, script: dict[str, Any]) -> None:
+        """The scripted reply, part by part (see the `script` behaviour key)."""
+        stated = script.get("headers") or {}
+        headers = [(str(k).lower().encode(), str(v).encode()) for k, v in stated.items()]
+        kind = script.get("content_type", "text/event-stream").encode()
+        await self.start(script.get("status", 200), [(b"content-type", kind), *headers])
+        for part in script.get("parts", []):
+            await self.write(part.encode("utf-8", "surrogateescape"))
+        if script.get("cut"):
+            return await self.drop(abrupt=False, outcome="cut")
+        self.finish("scripted")
+        await self.write(b"", more=False)
+
     async def run(self, payload: dict[str, Any]) -> None:
         b = self.b
         if not await self.pause(b["latency_s"]):
             return
+        if b["script"] is not None:
+            return await self.replay(b["script"])
         if b["reset"]:
             return await self.drop(abrupt=True, outcome="reset")
         if b["hang"]:
@@ -403,7 +418,8 @@ class _ChatCompletions:
         if not isinstance(payload, dict) or not isinstance(payload.get("model"), str):
             err = _error_body(400, "body must be a JSON object with a string 'model'")
             return await JSONResponse(err, 400)(scope, receive, send)
-        entry, attempt = sim.begin(payload["model"], payload)
+        agent = dict(scope.get("headers") or []).get(b"user-agent", b"").decode("latin-1")
+        entry, attempt = sim.begin(payload["model"], payload, agent)
         b = sim.behaviour_for(payload["model"])
         if sim.recovered(payload["model"], b, attempt) or (
             b["fail_tool_turns"] and not _after_tool(payload)

@@ -69,6 +69,12 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # response headers sent with every reply, success or error (a provider's rate-limit
         # headers: x-ratelimit-remaining-requests, X-RateLimit-Reset, RateLimit, ...)
         "headers": ((dict,), None),
+        # the reply exactly as given, whatever was asked: {"status": 200, "headers": {...},
+        # "content_type": "text/event-stream", "parts": ["data: ...\\n\\n", ...], "cut": false}.
+        # Each part is one write (a lone surrogate such as "\\udcff" is that raw byte: bytes
+        # that are not UTF-8); "cut" closes the connection after the parts instead of ending
+        # the body (a provider's answers replayed byte for byte, faults included)
+        "script": ((dict,), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
@@ -90,6 +96,7 @@ class LoggedRequest(TypedDict):
     images: list[str]  # the image URLs the messages carried
     body: dict[str, Any]  # what the caller sent, for tests of what reached a model
     response_format: object
+    user_agent: str  # who sent it: the OpenAI SDK (litellm's path) names itself, aiohttp bare
 
 
 _FAULT_KEYS = (
@@ -132,10 +139,26 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
     calls = behaviour.get("tool_call")
     if isinstance(calls, list) and not (calls and all(isinstance(c, dict) for c in calls)):
         raise ValueError(f"simulator behaviour key 'tool_call' must list calls, got {calls!r}")
+    script = behaviour.get("script")
+    if script is not None:
+        _check_script(script)
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")
     return dict(behaviour)
+
+
+_SCRIPT_KEYS = {"status": int, "headers": dict, "content_type": str, "parts": list, "cut": bool}
+
+
+def _check_script(script: dict[str, Any]) -> None:
+    for key, value in script.items():
+        kind = _SCRIPT_KEYS.get(key)
+        if kind is None or not isinstance(value, kind):
+            known = ", ".join(_SCRIPT_KEYS)
+            raise ValueError(f"simulator script key {key!r} is unknown or mistyped ({known})")
+    if not all(isinstance(part, str) for part in script.get("parts", [])):
+        raise ValueError("simulator script parts must be strings")
 
 
 def _models_of(spec: Any) -> dict[str, Behaviour]:
@@ -217,7 +240,9 @@ class SimState:
         limit = behaviour["fail_for_s"]
         return limit is not None and since is not None and self.clock.now() - since >= limit
 
-    def begin(self, model: str, payload: dict[str, Any]) -> tuple[LoggedRequest, int]:
+    def begin(
+        self, model: str, payload: dict[str, Any], user_agent: str = ""
+    ) -> tuple[LoggedRequest, int]:
         """Log a newly arrived request; return its log entry and its fail_times attempt number."""
         self._seq[model] = n = self._seq.get(model, 0) + 1
         self._attempts[model] = attempt = self._attempts.get(model, 0) + 1
@@ -234,6 +259,7 @@ class SimState:
             "images": _image_urls(payload.get("messages")),
             "body": payload,  # what the caller sent, for tests of what reached a model
             "response_format": payload.get("response_format"),
+            "user_agent": user_agent,
         }
         self.requests.append(entry)
         return entry, attempt

@@ -137,6 +137,7 @@ Host = Annotated[str, AfterValidator(_host)]
 Origin = Annotated[str, AfterValidator(lambda v: _url(v, origin=True))]
 Url = Annotated[str, AfterValidator(lambda v: _url(v, origin=False))]
 Positive = Annotated[int, Field(ge=1)]
+Reader = Literal["auto", "litellm", "direct"]
 
 
 class _Section(BaseModel):
@@ -197,6 +198,11 @@ class GatewaySettings(_Section):
     # until they are written. (On another disk than a SQLite store, it outlasts a full one.)
     spill_dir: str = Field(default="data/spill", min_length=1)
     spill_max_mb: float = Field(default=1024.0, gt=0)
+    # Who reads the answers of OpenAI-compatible providers: the gateway itself (`direct`: litellm
+    # builds the request, the gateway sends it and parses the answer, at a fraction of the CPU),
+    # litellm (`litellm`), or `auto`: direct where litellm treats the provider as OpenAI-
+    # compatible, litellm otherwise. A model's own `upstream_reader` overrides this one.
+    upstream_reader: Reader = "auto"
 
 
 class ConnectionSpec(_Section):
@@ -237,6 +243,7 @@ class ModelEntry(_Section):
     litellm_params: LitellmParams
     bench: BenchFacts | None = None
     model_info: dict[str, Any] | None = None  # LiteLLM's own; accepted so its configs paste in
+    upstream_reader: Reader | None = None  # this model's, else gateway.upstream_reader
 
 
 def _distinct(members: list[str]) -> list[str]:

@@ -67,6 +67,12 @@ class Config:
     state: str | None = None  # redis://host:port/db, or None for the gateway's own memory
     model_rpd: dict[str, int] = field(default_factory=dict)
     spill_dir: Path = Path("data/spill")  # gateway.spill_dir, resolved against the config's folder
+    # alias -> who reads its answers (auto, litellm, direct): its own upstream_reader, else the
+    # gateway's
+    readers: dict[str, str] = field(default_factory=dict)
+
+    def reader(self, alias: str) -> str:
+        return self.readers.get(alias, self.gateway.upstream_reader)
 
     @property
     def route_collections(self) -> bool:
@@ -143,6 +149,7 @@ def parse_config(
     rpm = {e.model_name: e.bench.rpm for e in entries.values() if e.bench and e.bench.rpm}
     rpd = {e.model_name: e.bench.rpd for e in entries.values() if e.bench and e.bench.rpd}
     params = {e.model_name: e.litellm_params.model_dump() for e in entries.values()}
+    readers = {e.model_name: e.upstream_reader or gateway.upstream_reader for e in entries.values()}
     return Config(
         catalog,
         gateway,
@@ -155,6 +162,7 @@ def parse_config(
         top.state,
         rpd,
         _local(gateway.spill_dir, base),
+        readers,
     )
 
 

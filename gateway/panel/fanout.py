@@ -182,6 +182,7 @@ class Fanout:
                 runtime.config.gateway.seat_timeout_s,
                 stream=self.stream,
                 max_answer_bytes=runtime.config.gateway.max_answer_bytes,
+                reader=runtime.config.reader(alias),
             )
         except UpstreamError as exc:
             await self._failed(result, exc)

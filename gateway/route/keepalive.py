@@ -17,6 +17,11 @@ closed (and route mode's record written) before the consumer's own `finally` end
 Items the source already holds (route mode's chunks held until the first piece, `in_hand`) are
 taken by the consumer itself before the reader starts: no task hop and no turn of the loop
 between the response's headers and the first text, so they leave in one write.
+
+What one network read brought arrives together: a source that says its next item is read
+already (`ready`: the direct reader parses a whole read at once) is read on without a turn of
+the loop between its items, and `batched` hands the consumer every item ready at once as one
+list, so a format can send them in one write instead of a `send()` each.
 """
 
 from __future__ import annotations
@@ -39,18 +44,25 @@ class _End:
 
 
 async def with_keepalive(
-    items: AsyncIterator[Any], seconds: float, in_hand: Callable[[], bool] | None = None
+    items: AsyncIterator[Any],
+    seconds: float,
+    in_hand: Callable[[], bool] | None = None,
+    *,
+    ready: Callable[[], bool] | None = None,
+    batched: bool = False,
 ) -> AsyncIterator[Any]:
     """*items* as they come, and a `Quiet` whenever none came for *seconds*. *in_hand*: True
-    while the source's next item is one it holds already (taken at once, with no wait)."""
+    while the source's next item is one it holds already (taken at once, with no wait);
+    *ready*: True while the source's next item is read already (read on at once); *batched*:
+    yield lists of the items ready at once instead of one item at a time."""
     loop = asyncio.get_running_loop()
-    ready: deque[Any] = deque()
+    ready_items: deque[Any] = deque()
     wake: list[asyncio.Future[None]] = []  # the consumer's wait, while the buffer is empty
     room: list[asyncio.Future[None]] = []  # the reader's wait, while the buffer is full
 
     def hand_over(item: Any) -> bool:
         """Buffer *item*; True if that woke the consumer."""
-        ready.append(item)
+        ready_items.append(item)
         if wake and not wake[0].done():
             wake[0].set_result(None)
             return True
@@ -59,12 +71,14 @@ async def with_keepalive(
     async def read() -> None:
         try:
             async for item in items:
-                if hand_over(item):
+                if hand_over(item) and not (ready is not None and ready()):
                     # Let the consumer send it before the next is read: a source whose next
                     # items are already in (a whole answer in one network read) would
                     # otherwise be read to its end, or AHEAD, before the first went out.
+                    # (A source whose next item is parsed already is read on: those go out
+                    # together.)
                     await asyncio.sleep(0)
-                elif len(ready) >= AHEAD:
+                elif len(ready_items) >= AHEAD:
                     room.append(loop.create_future())
                     await room[0]
                     room.clear()
@@ -81,15 +95,23 @@ async def with_keepalive(
 
     reader: asyncio.Task[None] | None = None
     try:
+        held: list[Any] = []
         while in_hand is not None and in_hand():
             try:
                 item = await anext(items)
             except StopAsyncIteration:
+                if held:
+                    yield held
                 return
-            yield item
+            if batched:
+                held.append(item)
+            else:
+                yield item
+        if held:
+            yield held
         reader = loop.create_task(read())
         while True:
-            if not ready:
+            if not ready_items:
                 waiting = loop.create_future()
                 wake.append(waiting)
                 timer = loop.call_later(seconds, _quiet, waiting)
@@ -98,17 +120,25 @@ async def with_keepalive(
                 finally:
                     timer.cancel()
                     wake.clear()
-                if not ready:
+                if not ready_items:
                     yield Quiet()
                     continue
-            item = ready.popleft()
+            item = ready_items.popleft()
             if room and not room[0].done():
                 room[0].set_result(None)
             if isinstance(item, _End):
                 if item.error is not None:
                     raise item.error
                 return
-            yield item
+            if not batched:
+                yield item
+                continue
+            together = [item]
+            while ready_items and not isinstance(ready_items[0], _End):
+                together.append(ready_items.popleft())
+            if room and not room[0].done():
+                room[0].set_result(None)
+            yield together
     finally:
         if reader is None:  # stopped among the items in hand: the source is closed here
             closing = getattr(items, "aclose", None)

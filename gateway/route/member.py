@@ -103,6 +103,7 @@ async def open_member(
                 settings.seat_timeout_s,
                 stream=True,
                 max_answer_bytes=settings.max_answer_bytes,
+                reader=runtime.config.reader(alias),
             )
             async for chunk in chunks_of(stream, settings.seat_timeout_s):
                 held.append(chunk)

@@ -96,11 +96,24 @@ class RouteTurn:
             "continued_by": self.continued_by,
         }
 
-    def relayed(self) -> AsyncIterator[Any]:
+    def relayed(self, *, batched: bool = False) -> AsyncIterator[Any]:
         """The chunks, with a `Quiet` whenever the member is silent for the keep-alive time.
         The held chunks are handed on at once (no task hop), so the first text leaves in the
-        same write as the response's headers (gateway/serve/connection.py)."""
-        return with_keepalive(self.chunks(), self.runtime.config.gateway.keepalive_s, self.in_hand)
+        same write as the response's headers (gateway/serve/connection.py). *batched*: lists
+        of the chunks ready at once (what one read from the member brought), to be sent in
+        one write."""
+        return with_keepalive(
+            self.chunks(),
+            self.runtime.config.gateway.keepalive_s,
+            self.in_hand,
+            ready=self.upstream_ready,
+            batched=batched,
+        )
+
+    def upstream_ready(self) -> bool:
+        """Is the member's next chunk read already (the direct reader says so)?"""
+        ready = getattr(self.stream, "in_hand", None)
+        return bool(ready()) if callable(ready) else False
 
     def in_hand(self) -> bool:
         return self.given < len(self.held)

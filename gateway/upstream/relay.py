@@ -24,7 +24,10 @@ from gateway.errors import (
     UpstreamTimeout,
 )
 from gateway.upstream.capped import capped, raw_cap, too_large_in
+from gateway.upstream.chunks import Usage
+from gateway.upstream.direct import DirectReader
 from gateway.upstream.failures import classify, short
+from gateway.upstream.sse_reader import DirectStream
 
 
 def max_output_of(served: str) -> int | None:
@@ -34,8 +37,9 @@ def max_output_of(served: str) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-# A route turn's reply as litellm opens it: the whole response, or (streamed) its chunk stream.
-TurnReply = litellm.ModelResponse | litellm.CustomStreamWrapper
+# A route turn's reply as litellm opens it: the whole response, or (streamed) its chunk stream;
+# or a stream the direct reader opened (gateway/upstream/sse_reader.py).
+TurnReply = litellm.ModelResponse | litellm.CustomStreamWrapper | DirectStream
 
 
 async def open_turn(
@@ -45,12 +49,13 @@ async def open_turn(
     *,
     stream: bool,
     max_answer_bytes: int | None = None,
+    direct: DirectReader | None = None,
 ) -> TurnReply:
     """The model's reply: a litellm `ModelResponse`, or (streamed) its chunk iterator, opened
     (the request is sent and the reply's headers are in). Raises an UpstreamError. With
     *max_answer_bytes*, a response read through a `CappedResponse` session stops being read
     once its raw bytes pass what an answer that long could take (the text itself is held to
-    the limit by its reader)."""
+    the limit by its reader). *direct*: a streamed turn sent and read by that reader."""
     kwargs = {**request, **params, "timeout": timeout, "num_retries": 0, "max_retries": 0}
     if stream:
         kwargs.update(stream=True, stream_options={"include_usage": True})
@@ -59,6 +64,10 @@ async def open_turn(
     try:
         async with asyncio.timeout(timeout + 1.0):
             with guard:
+                if direct is not None and stream:
+                    messages = request.get("messages") or []
+                    asked = {k: v for k, v in request.items() if k != "messages"}
+                    return await direct.stream(params, messages, asked, timeout)
                 reply: TurnReply = await litellm.acompletion(**kwargs)
             return reply
     except TimeoutError as exc:
@@ -120,7 +129,7 @@ def whole_response(
         created=getattr(first, "created", None),
         model=getattr(first, "model", None),
         choices=[{"index": 0, "message": message, "finish_reason": finish}],
-        usage=usage,
+        usage=usage.model_dump() if isinstance(usage, Usage) else usage,
     )
 
 

@@ -1,4 +1,6 @@
-"""The one seam to the model providers: every call to a model goes through litellm here.
+"""The one seam to the model providers: every call to a model goes out here, through litellm or,
+for an OpenAI-compatible provider, sent and read by the gateway itself with litellm building
+the request (gateway/upstream/direct.py).
 
 Everything a call needs is passed per call (model, api_base, api_key, timeout) and retries are
 switched off at both levels (`num_retries=0` for litellm, `max_retries=0` for the OpenAI SDK it
@@ -9,30 +11,21 @@ exceptions become the gateway's own UpstreamError tree in `failures`, in one pla
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import functools
 import os
-import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import aiohttp
 import litellm  # offline: the process owner set its environment first (gateway/serve/process.py)
 import litellm.main
 
-from gateway.errors import (
-    UpstreamAnswerTooLarge,
-    UpstreamBrokenStream,
-    UpstreamError,
-    UpstreamTimeout,
-    UpstreamUnreachable,
-)
 from gateway.upstream import inline, relay
-from gateway.upstream.capped import CappedResponse, capped, raw_cap, too_large_in
-from gateway.upstream.failures import classify, headers_of, short
+from gateway.upstream.answer import Answer
+from gateway.upstream.call import call_model, endpoint_of
+from gateway.upstream.capped import CappedResponse
+from gateway.upstream.direct import DirectReader, reads_direct
 from gateway.upstream.relay import TurnReply
 from gateway.upstream.setup_queue import Passage, SetupQueue
 
@@ -59,15 +52,7 @@ _READING: contextvars.ContextVar[list[Passage] | None] = contextvars.ContextVar(
 )
 
 
-@dataclass(frozen=True)
-class Answer:
-    text: str
-    tokens_in: int = 0
-    tokens_out: int = 0
-    first_token_s: float | None = None
-    finish_reason: str | None = None
-    # the provider's response headers, lower-cased: its rate-limit headers are read from them
-    headers: Mapping[str, str] = field(default_factory=dict)
+__all__ = ["Answer", "LitellmUpstream", "Upstream", "call_model", "endpoint_of"]
 
 
 class Upstream(Protocol):
@@ -84,6 +69,7 @@ class Upstream(Protocol):
         *,
         stream: bool = False,
         max_answer_bytes: int | None = None,
+        reader: str = "auto",
     ) -> Answer: ...
 
     async def open_turn(
@@ -94,6 +80,7 @@ class Upstream(Protocol):
         *,
         stream: bool,
         max_answer_bytes: int | None = None,
+        reader: str = "auto",
     ) -> TurnReply: ...
 
 
@@ -112,6 +99,10 @@ class LitellmUpstream:
       together would otherwise all be ready on the loop at once, and a health check or a new
       client would wait behind every one of them (1000 panels: /healthz up to several
       seconds); through the queue each waits behind at most one.
+    - Calls to OpenAI-compatible providers are sent and read by the gateway itself (litellm
+      still builds each request; gateway/upstream/direct.py), unless a model's
+      `upstream_reader` says `litellm`: they pass neither queue, their set-up and reading
+      costing a small fraction of litellm's.
     """
 
     def __init__(self) -> None:
@@ -120,8 +111,17 @@ class LitellmUpstream:
         self.setups = SetupQueue()
         self.reading = SetupQueue()
         self.executor: inline.InlineWhere | None = None
+        self.direct = DirectReader()
 
-    async def open(self, served: list[str]) -> None:
+    async def open(self, served: list[str], readers: dict[str, str] | None = None) -> None:
+        """*readers*: served model -> its `upstream_reader`; `direct` for a provider litellm
+        does not treat as OpenAI-compatible is refused here, naming the model."""
+        for model, reader in (readers or {}).items():
+            if reader == "direct" and not reads_direct(model, reader):
+                raise ValueError(
+                    f"upstream_reader: direct for {model}: litellm does not treat its provider "
+                    "as OpenAI-compatible; use auto or litellm"
+                )
         know_models(served)
         self.inline_models = frozenset(m for m in served if _provider(m) in SETUP_INLINE)
         self.executor = inline.install(asyncio.get_running_loop(), self._is_setup)
@@ -135,9 +135,11 @@ class LitellmUpstream:
             trace_configs=[trace],
             response_class=CappedResponse,  # answers over their cap stop being read
         )
+        await self.direct.open()
         await warm_up()
 
     async def close(self) -> None:
+        await self.direct.close()
         if self.session is not None:
             await self.session.close()
             self.session = None
@@ -151,8 +153,14 @@ class LitellmUpstream:
         *,
         stream: bool = False,
         max_answer_bytes: int | None = None,
+        reader: str = "auto",
     ) -> Answer:
-        """One seat's call, through the queue and the shared session."""
+        """One seat's call, through the queue and the shared session (or read directly)."""
+        if _direct(params["model"], reader):
+            return await call_model(
+                params, messages, sampling, timeout, stream=stream,
+                max_answer_bytes=max_answer_bytes, direct=self.direct, reading=self.reading,
+            )  # fmt: skip
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         model = params.get("model", "")
@@ -184,9 +192,15 @@ class LitellmUpstream:
         *,
         stream: bool,
         max_answer_bytes: int | None = None,
+        reader: str = "auto",
     ) -> TurnReply:
         """A route turn's call (gateway/upstream/relay.py), through the shared session (whose
-        responses hold the answer to its cap as they are read)."""
+        responses hold the answer to its cap as they are read), or read directly."""
+        if stream and _direct(params["model"], reader):
+            return await relay.open_turn(
+                params, request, timeout, stream=True, max_answer_bytes=max_answer_bytes,
+                direct=self.direct,
+            )  # fmt: skip
         if self.session is not None:
             params = {**params, "shared_session": self.session}
         return await relay.open_turn(
@@ -219,6 +233,11 @@ async def _request_leaving(session: Any, context: Any, params: Any) -> None:
     passage = _PASSAGE.get()
     if passage is not None:
         passage.leave()
+
+
+@lru_cache(maxsize=1024)
+def _direct(model: str, reader: str) -> bool:
+    return reads_direct(model, reader)
 
 
 def _provider(model: str) -> str | None:
@@ -264,119 +283,3 @@ async def warm_up() -> None:
         if stream:
             async for _ in response:
                 pass
-
-
-async def call_model(
-    params: dict[str, Any],
-    messages: list[dict[str, Any]],
-    sampling: dict[str, Any],
-    timeout: float,
-    *,
-    stream: bool = False,
-    max_answer_bytes: int | None = None,
-) -> Answer:
-    """Ask one model once, as given (no queue, no shared session unless *params* names one).
-    Raises an UpstreamError subclass on every kind of failure, UpstreamAnswerTooLarge for an
-    answer over *max_answer_bytes* (of UTF-8 text; reading stops once the raw response is past
-    `raw_cap` of it, when it comes through a session built with `CappedResponse`)."""
-    kwargs = {**sampling, **params, "messages": messages, "timeout": timeout}
-    kwargs.update(num_retries=0, max_retries=0)
-    started = time.monotonic()
-    limit = max_answer_bytes
-    guard = capped(raw_cap(limit, stream), limit) if limit else contextlib.nullcontext()
-    try:
-        async with asyncio.timeout(timeout + 1.0):  # litellm's own timeout is the first guard
-            with guard:
-                if stream:
-                    return await _streamed(kwargs, started, limit)
-                response = await litellm.acompletion(**kwargs)
-    except TimeoutError as exc:
-        raise UpstreamTimeout(f"no answer within {timeout:g} s") from exc
-    except UpstreamError:
-        raise
-    except Exception as exc:  # every litellm failure is classified here, once
-        if (over := too_large_in(exc)) is not None:
-            raise UpstreamAnswerTooLarge(str(over)) from exc
-        error = classify(exc, timeout)
-        if isinstance(error, UpstreamUnreachable):
-            error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
-        raise error from exc
-    choice = response.choices[0]
-    usage = getattr(response, "usage", None)
-    text = choice.message.content or ""
-    if limit and len(text) > limit // 4 and len(text.encode()) > limit:
-        raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
-    return Answer(
-        text=text,
-        tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
-        tokens_out=getattr(usage, "completion_tokens", 0) or 0,
-        finish_reason=choice.finish_reason,
-        headers=headers_of(response),
-    )
-
-
-async def _streamed(kwargs: dict[str, Any], started: float, limit: int | None = None) -> Answer:
-    """Stream the seat's answer: the first token's time is known, and a stream that breaks off
-    before its finish is an error, never a truncated answer passed off as whole. An answer that
-    grows past *limit* bytes stops being read there."""
-    kwargs.update(stream=True, stream_options={"include_usage": True})
-    stream = await litellm.acompletion(**kwargs)
-    parts: list[str] = []
-    size = 0
-    first: float | None = None
-    finish: str | None = None
-    tokens_in = tokens_out = 0
-    chunks = aiter(stream)
-    while True:
-        try:
-            chunk = await anext(chunks)
-        except StopAsyncIteration:
-            break
-        except (TimeoutError, litellm.Timeout):
-            raise
-        except Exception as exc:
-            if (over := too_large_in(exc)) is not None:
-                raise UpstreamAnswerTooLarge(str(over)) from exc
-            raise UpstreamBrokenStream(f"stream broke off: {short(exc)}") from exc
-        for choice in chunk.choices or ():
-            text = getattr(choice.delta, "content", None)
-            if text:
-                if first is None:
-                    first = time.monotonic() - started
-                parts.append(text)
-                size += len(text.encode())
-                if limit and size > limit:
-                    await _close(stream)
-                    raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
-            finish = choice.finish_reason or finish
-        usage = getattr(chunk, "usage", None)
-        if usage:
-            tokens_in = usage.prompt_tokens or tokens_in
-            tokens_out = usage.completion_tokens or tokens_out
-    if finish is None:
-        raise UpstreamBrokenStream("stream broke off before its finish")
-    return Answer("".join(parts), tokens_in, tokens_out, first, finish, headers_of(stream))
-
-
-async def _close(stream: Any) -> None:
-    """Stop reading a stream: its connection is closed rather than drained."""
-    closing = getattr(stream, "aclose", None)
-    if closing is not None:
-        with contextlib.suppress(Exception):
-            await closing()
-
-
-def endpoint_of(params: dict[str, Any]) -> str:
-    """Where a model's calls go, as host:port, for an error a person can act on. Only the host
-    and port: an api_base may carry credentials or a key in its query, and they stay out."""
-    base = params.get("api_base") or params.get("base_url")
-    if not isinstance(base, str) or not base:
-        return f"{params.get('model', 'the model')}'s default endpoint"
-    try:
-        parts = urlsplit(base if "//" in base else f"//{base}")
-        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
-    except ValueError:
-        return "its api_base (unreadable)"
-    host = parts.hostname or "?"
-    host = f"[{host}]" if ":" in host else host
-    return f"{host}:{port}" if port else host

@@ -249,6 +249,18 @@ WRONG = [
         "gateway.stream_seats",
         "one of auto, always, never",
     ),
+    (
+        ("gateway", "upstream_reader"),
+        "sdk",
+        "gateway.upstream_reader",
+        "one of auto, litellm, direct, got 'sdk'",
+    ),
+    (
+        ("model_list", 0, "upstream_reader"),
+        True,
+        "model_list[0].upstream_reader",
+        "one of auto, litellm, direct",
+    ),
     (("gateway", "workers"), 0, "gateway.workers", "at least 1, or auto, got 0"),
     (("gateway", "workers"), "many", "gateway.workers", "or auto, got 'many'"),
     (("gateway", "workers"), 2.0, "gateway.workers", "got 2.0"),

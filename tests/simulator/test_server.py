@@ -478,3 +478,18 @@ def test_a_stream_cut_inside_a_tool_calls_arguments(sim_state, sim_http):
     assert parts == ["", '{"city":']  # the call's head and the first half of its arguments
     (entry,) = sim_state.log_for("caller")
     assert entry["outcome"] == "cut"
+
+
+def test_a_scripted_reply_is_sent_byte_for_byte(sim_state, sim_http):
+    parts = ['data: {"a": 1}\n\n', 'data: {"b": "\udcff"}\n\n']
+    sim_state.set("scripted", script={"status": 203, "headers": {"x-what": "so"}, "parts": parts})
+    reply = _chat(sim_http, "scripted")
+    assert reply.status_code == 203 and reply.headers["x-what"] == "so"
+    assert reply.headers["content-type"].startswith("text/event-stream")
+    assert reply.content == b'data: {"a": 1}\n\ndata: {"b": "\xff"}\n\n'
+    assert sim_state.log_for("scripted")[-1]["outcome"] == "scripted"
+
+
+def test_a_script_with_an_unknown_key_is_refused(sim_state):
+    with pytest.raises(ValueError, match="script key 'body'"):
+        sim_state.set("scripted", script={"body": "x"})

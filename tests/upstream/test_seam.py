@@ -8,6 +8,7 @@ import pytest
 from gateway.errors import UpstreamContextWindow, UpstreamRateLimited
 from gateway.upstream import failures
 from gateway.upstream import seam as upstream
+from tests.helpers.bench import bench_raw
 
 
 class _Response:
@@ -49,7 +50,8 @@ def test_rate_limit_errors_become_rate_limited():
     assert isinstance(failures.classify(exc, 5), UpstreamRateLimited)
 
 
-def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(gateway, sim):
+def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(make_gateway, sim):
+    gateway = make_gateway(upstream_reader="litellm")
     way_out = gateway.runtime.upstream
     inlined_before = way_out.executor.inlined
     completion, _ = gateway.ask("bench/trio")
@@ -59,6 +61,28 @@ def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(g
     assert way_out.setups.silent == set()
     # and litellm's set-up of each of the five calls ran on the event loop, not in a thread
     assert way_out.executor.inlined - inlined_before == 5
+    assert {entry["user_agent"] for entry in sim.log()} == {"AsyncOpenAI/Python 3.57.0"}
+
+
+def test_seat_calls_to_an_openai_compatible_provider_are_read_directly(gateway, sim):
+    way_out = gateway.runtime.upstream
+    inlined_before = way_out.executor.inlined
+    completion, _ = gateway.ask("bench/trio")
+    assert [s["status"] for s in completion.bench["seats"]] == ["ok"] * 5
+    # sent on the direct reader's own session (aiohttp, no SDK), litellm set up nothing
+    assert way_out.direct.session is not None and not way_out.direct.session.closed
+    assert {entry["user_agent"] for entry in sim.log()} == {""}
+    assert way_out.executor.inlined == inlined_before
+
+
+def test_a_model_can_rule_the_direct_reader_out(make_gateway, sim):
+    raw = bench_raw(sim.url)
+    raw["model_list"][0]["upstream_reader"] = "litellm"  # alpha, served sim-alpha
+    gateway = make_gateway(raw)
+    gateway.ask("bench/trio")
+    agents = {entry["model"]: entry["user_agent"] for entry in sim.log()}
+    assert agents.pop("sim-alpha").startswith("AsyncOpenAI/")
+    assert agents and set(agents.values()) == {""}
 
 
 @pytest.mark.parametrize(
@@ -86,3 +110,22 @@ def test_litellm_is_imported_only_behind_the_upstream_seam():
         if "upstream" not in path.relative_to(package).parts and pattern.search(path.read_text())
     ]
     assert outside == []
+
+
+def test_direct_is_refused_at_start_for_a_provider_that_is_not_openai_compatible():
+    import asyncio
+
+    way_out = upstream.LitellmUpstream()
+    served = "anthropic/claude-sonnet-4-5"
+    with pytest.raises(ValueError, match="upstream_reader: direct for anthropic/claude"):
+        asyncio.run(way_out.open([served], {served: "direct"}))
+    assert way_out.session is None  # refused before anything was opened
+
+
+def test_a_models_own_reader_overrides_the_gateways(tmp_path):
+    from gateway.config.settings import parse_config
+
+    raw = bench_raw("http://127.0.0.1:9", upstream_reader="litellm")
+    raw["model_list"][1]["upstream_reader"] = "direct"
+    config = parse_config(raw, base=tmp_path)
+    assert config.reader("alpha") == "litellm" and config.reader("beta") == "direct"

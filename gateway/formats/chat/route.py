@@ -73,18 +73,22 @@ async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
     usage_asked = turn.ask.options.get("include_usage", False)
     base: dict[str, Any] = {}
     try:
-        async for chunk in turn.relayed():
-            if isinstance(chunk, Quiet):
+        async for together in turn.relayed(batched=True):
+            if isinstance(together, Quiet):
                 yield KEEP_ALIVE
                 continue
-            payload = chunk.model_dump(exclude_none=True)
-            payload["model"] = model
-            base = {k: payload[k] for k in ("id", "object", "created", "model") if k in payload}
-            if not payload.get("choices") and not usage_asked:
-                continue  # the usage chunk the gateway asked for, not the client
-            if not usage_asked:
-                payload.pop("usage", None)
-            yield _data(payload)
+            events = []
+            for chunk in together:  # what one read brought: one write
+                payload = chunk.model_dump(exclude_none=True)
+                payload["model"] = model
+                base = {k: payload[k] for k in ("id", "object", "created", "model") if k in payload}
+                if not payload.get("choices") and not usage_asked:
+                    continue  # the usage chunk the gateway asked for, not the client
+                if not usage_asked:
+                    payload.pop("usage", None)
+                events.append(_data(payload))
+            if events:
+                yield b"".join(events)
     except GatewayError as error:
         yield _data(error.body())
         yield DONE

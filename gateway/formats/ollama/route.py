@@ -194,13 +194,18 @@ async def render_route(turn: RouteTurn) -> Response:
 async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
     assembly = Assembly(f"call_{turn.call.replace('.', '_')}")
     try:
-        async for chunk in turn.relayed():
-            if isinstance(chunk, Quiet):
+        async for together in turn.relayed(batched=True):
+            if isinstance(together, Quiet):
                 yield _line(turn, "")
                 continue
-            for piece in assembly.read(chunk):
-                if isinstance(piece, Text):
-                    yield _line(turn, piece.text)
+            lines = [  # what one read from the member brought: one write
+                _line(turn, piece.text)
+                for chunk in together
+                for piece in assembly.read(chunk)
+                if isinstance(piece, Text)
+            ]
+            if lines:
+                yield b"".join(lines)
     except Exception as exc:  # an upstream failure after the first line
         yield json.dumps({"error": error_text(turn, exc)}).encode() + b"\n"
         return

@@ -23,6 +23,8 @@ from litellm.llms.anthropic.messages.adapters.transformation import (
     LiteLLMAnthropicMessagesAdapter,
 )
 
+from gateway.upstream.chunks import litellm_chunk
+
 # Stateless but for its two flags, so one serves every request.
 _ADAPTER = LiteLLMAnthropicMessagesAdapter(keep_tool_errors=True)
 
@@ -51,9 +53,21 @@ def events_of(chunks: AsyncIterator[Any], model: str) -> AsyncIterator[dict[str,
     tool_use blocks with `input_json_delta`), through litellm's stream wrapper."""
     # litellm's `_ChunkStream` asks for `__iter__` too, though the wrapper only iterates async
     return AnthropicStreamWrapper(
-        completion_stream=chunks,  # type: ignore[arg-type]
+        completion_stream=_as_litellm(chunks),  # type: ignore[arg-type]
         model=model,
     )
+
+
+async def _as_litellm(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The chunks as litellm's own objects, which its wrapper reads (a direct reader's are
+    made into them here)."""
+    try:
+        async for chunk in chunks:
+            yield litellm_chunk(chunk)
+    finally:  # closed early (the client left): the turn's own stream is closed with it
+        closing = getattr(chunks, "aclose", None)
+        if closing is not None:
+            await closing()
 
 
 def _plain(value: Any) -> Any:

@@ -18,6 +18,7 @@ from litellm.responses.litellm_completion_transformation.transformation import (
 )
 
 import gateway.upstream  # noqa: F401  (sets litellm.suppress_debug_info before any translator)
+from gateway.upstream.chunks import litellm_chunk
 
 # the litellm these translators are pinned to (tests/upstream/test_translate.py)
 VERSION = "1.110.2"
@@ -85,7 +86,7 @@ def _plain(message: Any) -> dict[str, Any]:
 def assembled(chunks: list[Any]) -> dict[str, Any]:
     """A member's streamed chat chunks as one chat completion (litellm's own assembler), for a
     route turn that Responses renders whole."""
-    whole = stream_chunk_builder(chunks)
+    whole = stream_chunk_builder([litellm_chunk(chunk) for chunk in chunks])
     if whole is None:
         raise ValueError("the member's reply could not be assembled")
     return cast(dict[str, Any], whole.model_dump())
