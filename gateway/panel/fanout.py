@@ -195,7 +195,8 @@ class Fanout:
             result.status = SeatStatus.OK if text.strip() else SeatStatus.EMPTY
             result.answer = text
             result.tokens_in, result.tokens_out = answer.tokens_in, answer.tokens_out
-            result.first_token_s = answer.first_token_s
+            first = answer.first_token_s  # to the ms, as seconds is: never past it
+            result.first_token_s = None if first is None else round(first, 3)
             if runtime.rate_limits.heard(alias, answer.headers) is not None:
                 await self._remember(alias)
             if result.status == SeatStatus.EMPTY:
