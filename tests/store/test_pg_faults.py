@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,19 +28,7 @@ from gateway.store.postgres import PostgresStore
 from gateway.store.spill import Spill
 from tests.helpers.bench import bench_raw
 from tests.helpers.records import call, panel
-
-
-def wait_for(what: str, done: Callable[[], bool], within: float = 120.0) -> None:
-    """Until *done*; *within* only bounds a test that would otherwise hang."""
-    deadline = time.monotonic() + within
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting for {what}")
-        time.sleep(0.05)
-
-
-def health(gw) -> dict:
-    return gw.http.get("/healthz").json()
+from tests.helpers.waiting import health, wait_for
 
 
 def recorded(url: str) -> tuple[set[str], list[str]]:

@@ -14,29 +14,16 @@ import logging
 import os
 import sqlite3
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import openai
 import pytest
 
 from tests.helpers.bench import quiet_raw
+from tests.helpers.waiting import health, wait_for
 
 BIG = "a question with a long preamble. " * 3000  # ~100 KB: a panel row needs new pages
-
-
-def wait_for(what: str, done: Callable[[], bool], within: float = 60.0) -> None:
-    """Until *done*; *within* only bounds a test that would otherwise hang."""
-    deadline = time.monotonic() + within
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still waiting for {what}")
-        time.sleep(0.05)
-
-
-def health(gw) -> dict:
-    return gw.http.get("/healthz").json()
 
 
 def recorded(path: Path) -> tuple[set[str], set[str]]:
