@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -135,6 +135,7 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         if self.cycle is not None:  # (its task has not run yet: no write is missed)
             gathered = Gathered(self.transport, self.loop, self._closing)
             self.cycle.transport = gathered  # type: ignore[assignment]
+            self.cycle.send = _saying_close(self.cycle)  # type: ignore[method-assign, assignment]
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -204,6 +205,20 @@ class HeadLimitedProtocol(HttpToolsProtocol):
             self.loop.call_later(LINGER_S, transport.close)
         else:
             transport.close()
+
+
+def _saying_close(cycle: Any) -> Callable[[Any], Awaitable[None]]:
+    """The cycle's `send`, saying `Connection: close` in a reply that starts while the request's
+    body is still arriving: such a reply ends its connection (`on_response_complete`), and a
+    client told nothing would send its next request on it and find it closed."""
+    send = cycle.send
+
+    async def saying_close(message: Any) -> None:
+        if message["type"] == "http.response.start" and cycle.more_body:
+            cycle.keep_alive = False  # uvicorn then writes the header
+        await send(message)
+
+    return saying_close
 
 
 class Gathered:

@@ -162,4 +162,5 @@ def test_a_body_nobody_waits_for_ends_its_connection_once_answered(make_gateway,
     reply = read_all(sock)  # answered, then closed, though the body is nowhere near whole
     sock.close()
     assert reply.startswith(b"HTTP/1.1 200 "), reply[:200]
+    assert b"\r\nconnection: close\r\n" in reply.lower()  # told: no next request on it
     assert time.monotonic() - began < CLOSED_WITHIN_S
