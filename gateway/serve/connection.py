@@ -218,6 +218,7 @@ def _saying_close(cycle: Any) -> Callable[[Any], Awaitable[None]]:
             cycle.keep_alive = False  # uvicorn then writes the header
         await send(message)
 
+    # still the cycle's, as its bound method was: the simulator reaches the connection through it
     saying_close.__self__ = cycle  # type: ignore[attr-defined]
     return saying_close
 
