@@ -4,7 +4,7 @@ Every section forbids unknown keys, so a typo (`gatway:`, `max_call:`) is refuse
 did-you-mean instead of silently falling back to defaults. Values are strict (`"5"` is not a
 number, `1` is not `true`) because YAML's guesses are how such mistakes are made. Errors are put
 into the file's words by config_words.py; cross-references between sections (aliases, shapes,
-connections) are checked in settings.py.
+connections) are checked in catalog.py.
 """
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ class CollectionSpec(_Section):
 
 
 class FileSections(_Section):
-    """The top level. Sections holding several items are checked item by item in settings.py,
+    """The top level. Sections holding several items are checked item by item (sections.py),
     so one bad item does not hide the cross-reference problems of the others."""
 
     what: ClassVar[str] = "a mapping with model_list and collections"
