@@ -1,14 +1,19 @@
 """The TCP connection under a request, for the faults that must break it (`reset`, `cut`).
 
 ASGI has no message that closes a connection without a response, or resets it; the simulator
-must, because that is what a failing upstream does. Under uvicorn the connection's transport is
-reached through the server's own ``send`` callable, a bound method of uvicorn's request cycle
-(``send.__self__.transport``), remembered in the scope before any middleware wraps it. That is
-uvicorn's private structure, and there is no public seam for it in uvicorn 0.54.0: the scope it
-builds carries no transport and no ASGI extension that closes a connection, and the `http`
-protocol class it accepts would reach the transport through that class's private constructor
-and attributes just the same. Under any other server there is no transport, and the fault is
-raised instead, which still breaks the response, just less precisely.
+must, because that is what a failing upstream does. Raising is the only public way to break a
+response, and it is not the same: uvicorn answers a raise before the response starts with a 500
+(a reset would become a 500), and logs each raise as the app's error. So under uvicorn the
+connection's transport is reached through the server's own ``send`` callable, a bound method of
+uvicorn's request cycle (``send.__self__.transport``: `RequestResponseCycle.send`, or the
+gateway's protocol's replacement for it, also bound to the cycle), remembered in the scope
+before any middleware wraps it. There is no public seam for it in uvicorn 0.54.0: the scope
+holds the peer's address (``client``) but no transport, no ASGI extension closes a connection,
+and a protocol class of the simulator's own (``http=``) would subclass uvicorn's (its module and
+constructor are internal too) to catch each transport in ``connection_made``, and would have to
+be passed by every server that runs the simulator, the tests' (the gateway's protocol) too. Under
+any other server there is no transport, and the fault is raised instead, which still breaks the
+response, just less precisely.
 """
 
 from __future__ import annotations

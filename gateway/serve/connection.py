@@ -23,12 +23,32 @@ later for it). What one step of the app sends now leaves as one write.
 
 `serve` (every worker path), `demo` and the tests' servers all use it (`http=` of
 `uvicorn.Config`); `limited()` gives a variant with other limits.
+
+Why uvicorn's internals, and not a public seam: uvicorn 0.54.0 (pinned for this) offers none
+finer than `uvicorn.Config(http=<an asyncio.Protocol class>)`, which it builds with its own
+keyword arguments (config, server_state, app_state, _loop). Its settings bound no head under
+httptools (`h11_max_incomplete_event_size` bounds h11's, a pure-Python parser several times
+slower), time out no head (`timeout_keep_alive` is the wait between requests), and gather no
+writes; an ASGI app sees a request only once its head is complete, and cannot end a connection
+without answering. A protocol of our own wrapping uvicorn's, through asyncio's public Protocol
+and Transport, would see bytes but not where a head ends (that needs the HTTP parse again, body
+lengths and chunking included), nor the reply in progress. So this subclasses
+`HttpToolsProtocol` and uses, each for one reason: the parser callbacks `on_message_begin`,
+`on_headers_complete`, `on_message_complete` (where a head starts and ends), `on_response_complete`
+and `send_400_response` (how a reply and a parser error end); the attributes `url`, `headers`
+(a head's size), `loop`, `transport`, and `cycle` with its `transport`, `send`, `more_body`,
+`keep_alive` and `response_complete` (the reply in progress); and one private method,
+`_unset_keepalive_if_required` (uvicorn's keep-alive timer, cancelled before a close).
+tests/serve/test_connection.py exercises each, so an upgrade that moves one fails there.
+The cycle's `send` is replaced by another bound method of the cycle, as uvicorn's own is: the
+simulated upstream (simulator/connection.py) reaches a connection's transport through it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import types
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -210,17 +230,16 @@ class HeadLimitedProtocol(HttpToolsProtocol):
 def _saying_close(cycle: Any) -> Callable[[Any], Awaitable[None]]:
     """The cycle's `send`, saying `Connection: close` in a reply that starts while the request's
     body is still arriving: such a reply ends its connection (`on_response_complete`), and a
-    client told nothing would send its next request on it and find it closed."""
+    client told nothing would send its next request on it and find it closed. A bound method of
+    the cycle, as the one it replaces (see the module docstring)."""
     send = cycle.send
 
-    async def saying_close(message: Any) -> None:
-        if message["type"] == "http.response.start" and cycle.more_body:
-            cycle.keep_alive = False  # uvicorn then writes the header
+    async def saying_close(self: Any, message: Any) -> None:
+        if message["type"] == "http.response.start" and self.more_body:
+            self.keep_alive = False  # uvicorn then writes the header
         await send(message)
 
-    # still the cycle's, as its bound method was: the simulator reaches the connection through it
-    saying_close.__self__ = cycle  # type: ignore[attr-defined]
-    return saying_close
+    return types.MethodType(saying_close, cycle)
 
 
 class Gathered:
