@@ -2,7 +2,7 @@
 
 Why: a store on a full disk failed every panel with a 500 (the first a connection reset) and
 lost its rows, and a store file deleted under the gateway took rows no restart would find,
-while `/healthz` said `ok`. Now a write the file cannot take (gateway/store/sqlite_file.py says
+while `/healthz` said `ok`. Now a write the file cannot take (gateway/store/sqlite/file.py says
 which) makes `/healthz` say `degraded` with why, and that row and every later one go to the
 spill (gateway/store/spill.py: JSON lines, fsync'd, in `gateway.spill_dir`), in order, until
 the file takes them again. A background task puts the file back if it was deleted or replaced,
@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from gateway.errors import RecordsUnavailable
 from gateway.health import Health
 from gateway.store.spill import Rows, Spill
-from gateway.store.sqlite_file import StoreFile
+from gateway.store.sqlite.file import StoreFile
 
 log = logging.getLogger("bench.records")
 
@@ -44,14 +44,12 @@ def unavailable(why: str) -> RecordsUnavailable:
 
 
 class Mender(Protocol):
-    """What the detour needs of the writer (gateway/store/sqlite_writer.py)."""
+    """What the detour needs of the writer (gateway/store/sqlite/writer.py)."""
 
     file: StoreFile
 
     async def mend(self) -> str | None: ...
-    async def write_back(
-        self, rows: Rows
-    ) -> tuple[int, list[tuple[str, dict[str, Any], str]]]: ...
+    async def write_back(self, rows: Rows) -> tuple[int, list[tuple[str, dict[str, Any], str]]]: ...
 
 
 class Detour:

@@ -1,8 +1,8 @@
 """Bringing a SQLite store back to writing, on its writer thread: the file put back when it was
 deleted or replaced, a write tried, and the rows kept meanwhile written back.
 
-The detour (gateway/store/sqlite_detour.py) calls these once a second while the file cannot
-write, through the writer (`SqliteWriter.mend`, `.write_back`); gateway/store/sqlite_file.py
+The detour (gateway/store/sqlite/detour.py) calls these once a second while the file cannot
+write, through the writer (`SqliteWriter.mend`, `.write_back`); gateway/store/sqlite/file.py
 says why the file is put back in this order when several workers hold it.
 """
 
@@ -16,12 +16,13 @@ from typing import Any, Protocol
 
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.spill import Rows
-from gateway.store.sqlite_file import FIRST_MIGRATION, StoreFault, StoreFile, fault_of
+from gateway.store.sqlite.file import FIRST_MIGRATION, StoreFault, StoreFile, fault_of
 
 log = logging.getLogger("bench.records")
 
+
 class SqliteWriter(Protocol):
-    """What mending needs of the writer (gateway/store/sqlite_writer.py)."""
+    """What mending needs of the writer (gateway/store/sqlite/writer.py)."""
 
     path: Path
     file: StoreFile
@@ -88,7 +89,7 @@ def put_back(writer: SqliteWriter) -> str | None:
             if not file.others_let_go():
                 return f"{moved}; other workers still hold the old file"
             draft = file.copy_from(writer.db)
-            writer.disconnect()  # before the copy is in place (sqlite_file.py says why)
+            writer.disconnect()  # before the copy is in place (file.py says why)
             aside = file.put_back(draft)
             writer.connect()
             kept = f"; what was in its place is kept as {aside}" if aside else ""
