@@ -11,7 +11,8 @@ its thread (`run`) against its connection (`db`).
 A write the file cannot take (a full disk, the file deleted or replaced: a `StoreFault`,
 gateway/store/sqlite/file.py) fails no panel: its row, and every later one, goes to the spill
 (`detour`, gateway/store/sqlite/detour.py) until the file takes writes again (`mend` puts a
-moved file back: gateway/store/sqlite/mend.py). A query the file cannot answer is a 503.
+moved or damaged file back: gateway/store/sqlite/mend.py, damage.py). A query the file cannot
+answer is a 503.
 """
 
 from __future__ import annotations
@@ -246,6 +247,11 @@ class SqliteWriter:
     async def mend(self) -> str | None:
         """Put the file back if it moved, then try a write: None once it takes writes."""
         return await self._on_thread(mend, self)
+
+    async def damaged(self, deep: bool) -> str | None:
+        """Why the file no longer reads as the store opened (damage.py), or None. Off the
+        writer's thread: reading every page of a big store takes seconds."""
+        return await asyncio.to_thread(self.file.damaged, deep=deep)
 
     async def write_back(self, rows: Rows) -> tuple[int, list[Refused]]:
         """Kept rows into the file, skipping any already there: (how many are done, the rows
