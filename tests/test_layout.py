@@ -176,8 +176,8 @@ class Walk:
     TARGETS = {
         ("gateway.upstream.seam", "call"): "upstream call",
         ("gateway.upstream.seam", "open_turn"): "upstream call",
-        ("gateway.store.sqlite", "add_call"): "seat record",
-        ("gateway.store.sqlite", "add_panel"): "panel record",
+        ("gateway.store.sqlite.store", "add_call"): "seat record",
+        ("gateway.store.sqlite.store", "add_panel"): "panel record",
     }
 
     def __init__(self) -> None:

@@ -19,8 +19,8 @@ import psycopg
 
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.open import POSTGRES_SCHEMES
-from gateway.store.pg_writes import insert_sql
 from gateway.store.postgres import PostgresStore
+from gateway.store.postgres.writes import insert_sql
 
 CHUNK = 1_000
 

@@ -1,6 +1,6 @@
 """What the gateway asks of a record store, and what a panel's and a seat's rows hold.
 
-SQLite implements it (gateway/store/sqlite.py); another backend (PostgreSQL, for several
+SQLite implements it (gateway/store/sqlite/store.py); another backend (PostgreSQL, for several
 replicas) implements the same methods.
 """
 

@@ -1,4 +1,4 @@
-"""Seat rows into PostgreSQL as one statement per batch (gateway/store/pg_batch.py), on a
+"""Seat rows into PostgreSQL as one statement per batch (gateway/store/postgres/batch.py), on a
 throwaway server: a panel and its seats in one statement keep their foreign key, a batch
 bigger than a chunk is several statements (in one transaction), route mode's lists come back
 as written."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.store import pg_batch
 from gateway.store.postgres import PostgresStore
+from gateway.store.postgres import batch as pg_batch
 from tests.helpers.records import call, panel
 
 

@@ -14,8 +14,8 @@ import psycopg
 import yaml
 
 from gateway.cli.main import main
-from gateway.store.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from gateway.store.sqlite import SqliteStore
+from gateway.store.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from tests.helpers.bench import bench_raw
 from tests.helpers.records import call, panel
 

@@ -191,3 +191,69 @@ def test_two_workers_on_one_store_file_deleted_while_serving_both_write_to_what_
     assert recorded(store) == answered(done)
     with contextlib.closing(sqlite3.connect(store)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_garbage_written_over_the_live_store_file_is_noticed_and_every_record_kept(
+    make_gateway, sim, tmp_path, caplog
+):
+    """`dd if=/dev/urandom of=records.db bs=8k count=1 conv=notrunc` while serving: the file keeps
+    its identity, so only reading it tells. `/healthz` names the damage, panels are still
+    answered, the records are put back from the open connection, and a restart finds them all."""
+    caplog.set_level(logging.WARNING)
+    store = tmp_path / "records.db"
+    gw = gateway_on(make_gateway, sim, store, tmp_path / "spill")
+    done = [gw.ask(content="before")[0]]
+    verdict = done[0].model_extra["bench"]["seats"][0]["call"]
+    assert gw.http.post("/bench/verdict", json={"call": verdict, "useful": True}).status_code == 200
+    identity = (store.stat().st_dev, store.stat().st_ino)
+
+    subprocess.run(  # the attack: garbage over the first 8 KB, in place
+        ["dd", "if=/dev/urandom", f"of={store}", "bs=8k", "count=1", "conv=notrunc"],
+        check=True,
+        capture_output=True,
+    )
+    assert (store.stat().st_dev, store.stat().st_ino) == identity
+    done.append(gw.ask(content="right after")[0])  # answered, whatever the file holds
+    wait_for(
+        "/healthz to name the damage",
+        lambda: "overwritten while serving" in health(gw).get("degraded", {}).get("store", ""),
+    )
+    wait_for("the file to be put back", lambda: "put back" in caplog.text)
+    wait_for("the store to write again", lambda: health(gw) == {"status": "ok"})
+    (aside,) = tmp_path.glob("records.db.damaged-*")  # the damaged file kept, not destroyed
+    done.append(gw.ask(content="after")[0])
+    assert recorded(store) == answered(done)
+    gw.close()
+
+    again = make_gateway(quiet_raw(sim.url, spill_dir=str(tmp_path / "spill")), store=store)
+    assert recorded(store) == answered(done)  # the next start works and forgets nothing
+    assert again.http.get(f"/bench/calls/{verdict}").json()["verdict"]["useful"] is True
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_two_workers_on_one_store_file_overwritten_in_place_both_write_to_what_is_put_back(
+    make_gateway, sim, tmp_path, caplog
+):
+    """The same garbage under `serve --workers 2`: one worker copies the records out once the
+    other has let go of the damaged file, the other reopens the copy; nothing is forgotten."""
+    caplog.set_level(logging.WARNING)
+    store = tmp_path / "records.db"
+    one = gateway_on(make_gateway, sim, store, tmp_path / "spill")
+    two = gateway_on(make_gateway, sim, store, tmp_path / "spill")
+    done = [one.ask(content="one before")[0], two.ask(content="two before")[0]]
+
+    with open(store, "r+b") as file:  # as dd conv=notrunc does
+        file.write(os.urandom(8192))
+    done += [one.ask(content="one right after")[0], two.ask(content="two right after")[0]]
+    wait_for("the file to be put back", lambda: "put back" in caplog.text)
+    wait_for("both to write again", lambda: health(one) == health(two) == {"status": "ok"})
+    done += [one.ask(content="one after")[0], two.ask(content="two after")[0]]
+    assert recorded(store) == answered(done)
+    one.close()
+    two.close()
+
+    make_gateway(quiet_raw(sim.url, spill_dir=str(tmp_path / "spill")), store=store)
+    assert recorded(store) == answered(done)
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -282,7 +282,8 @@ def test_a_blind_verdict_stays_blind_until_its_judgement_changes(new_store):
 
 
 def test_both_stores_know_the_same_named_migrations():
-    from gateway.store import migrations, pg_migrations
+    from gateway.store.postgres import migrations as pg_migrations
+    from gateway.store.sqlite import migrations
 
     assert [name for name, _ in pg_migrations.POSTGRES_MIGRATIONS] == [
         name for name, _ in migrations.MIGRATIONS

@@ -30,6 +30,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from gateway.store.sqlite import damage
+
 # SQLite's primary result codes that mean the file cannot take a write now, whatever the row:
 # BUSY, LOCKED, READONLY (incl. a moved file), IOERR, CORRUPT, FULL, CANTOPEN, PROTOCOL, NOTADB.
 _CANNOT_WRITE = frozenset({5, 6, 8, 10, 11, 13, 14, 15, 26})
@@ -108,6 +110,9 @@ class StoreFile:
         self.path = path
         self.opened: tuple[int, int] | None = None
         self.birth: float | None = None
+        self.page_size = 0
+        self.ledger: list[tuple[str, float]] = []  # the migrations applied: name, when
+        self.damage: str | None = None  # why the file opened was found damaged, until reopened
         self._pin: int | None = None
 
     def opened_now(self, db: sqlite3.Connection) -> None:
@@ -118,6 +123,9 @@ class StoreFile:
         found = os.fstat(pin)
         self._pin, self.opened = pin, (found.st_dev, found.st_ino)
         self.birth = birth_of(db)
+        self.page_size = int(db.execute("PRAGMA page_size").fetchone()[0])
+        self.ledger = [(name, applied) for name, applied in db.execute("SELECT * FROM migrations")]
+        self.damage = None
 
     def changed(self) -> str | None:
         """Why the path no longer names the file opened, or None while it does."""
@@ -130,6 +138,15 @@ class StoreFile:
         if now is None:
             return f"the store file {name} was deleted while serving"
         return f"the store file {name} was replaced by another file while serving"
+
+    def damaged(self, *, deep: bool = False) -> str | None:
+        """Why the file at the path no longer reads as the store opened (garbage written over
+        it in place: damage.py), or None. Blocking: a thread's, not the event loop's."""
+        if self.opened is None or self.changed() is not None:
+            return None
+        found = damage.damaged(self.path, self.page_size, self.birth, deep=deep)
+        self.damage = self.damage or found
+        return found
 
     def let_go(self) -> None:
         if self._pin is not None:
@@ -167,15 +184,19 @@ class StoreFile:
         """Does the path hold this store (the same birth mark), as another worker put back?"""
         return self.birth is not None and birth_at(self.path) == self.birth
 
-    def copy_from(self, source: sqlite3.Connection) -> Path:
-        """The records *source* reads, in a new file beside the path (not yet in place)."""
+    def copy_from(self, source: sqlite3.Connection, *, row_by_row: bool = False) -> Path:
+        """The records *source* reads, in a new file beside the path (not yet in place): page
+        by page, or *row_by_row* when pages of the file are garbage (damage.salvage)."""
         draft = self.path.with_name(f".{self.path.name}.restoring")
-        draft.unlink(missing_ok=True)
-        target = sqlite3.connect(draft)
-        try:
-            source.backup(target)
-        finally:
-            target.close()
+        if row_by_row:
+            damage.salvage(source, draft, self.ledger)
+        else:
+            draft.unlink(missing_ok=True)
+            target = sqlite3.connect(draft)
+            try:
+                source.backup(target)
+            finally:
+                target.close()
         fd = os.open(draft, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -184,14 +205,15 @@ class StoreFile:
         os.chmod(draft, 0o600)
         return draft
 
-    def put_back(self, draft: Path) -> str | None:
-        """Move *draft* to the path; what was there is set aside (its name returned). Called
+    def put_back(self, draft: Path, aside_as: str = "replaced") -> str | None:
+        """Move *draft* to the path; what was there is set aside as `<name>.<aside_as>-<time>`
+        (its name returned). Called
         once the old file's connections are closed: the old `-wal` and `-shm` left behind (a
         worker that died holding them) would be read as the copy's, so they go first."""
         aside = None
         if identity(self.path) is not None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
-            aside = self.path.with_name(f"{self.path.name}.replaced-{stamp}")
+            aside = self.path.with_name(f"{self.path.name}.{aside_as}-{stamp}")
             os.rename(self.path, aside)
         for suffix in ("-wal", "-shm"):
             self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)

@@ -1,8 +1,8 @@
 """Bringing a SQLite store back to writing, on its writer thread: the file put back when it was
 deleted or replaced, a write tried, and the rows kept meanwhile written back.
 
-The detour (gateway/store/sqlite_detour.py) calls these once a second while the file cannot
-write, through the writer (`SqliteWriter.mend`, `.write_back`); gateway/store/sqlite_file.py
+The detour (gateway/store/sqlite/detour.py) calls these once a second while the file cannot
+write, through the writer (`SqliteWriter.mend`, `.write_back`); gateway/store/sqlite/file.py
 says why the file is put back in this order when several workers hold it.
 """
 
@@ -16,12 +16,13 @@ from typing import Any, Protocol
 
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.spill import Rows
-from gateway.store.sqlite_file import FIRST_MIGRATION, StoreFault, StoreFile, fault_of
+from gateway.store.sqlite.file import FIRST_MIGRATION, StoreFault, StoreFile, fault_of
 
 log = logging.getLogger("bench.records")
 
+
 class SqliteWriter(Protocol):
-    """What mending needs of the writer (gateway/store/sqlite_writer.py)."""
+    """What mending needs of the writer (gateway/store/sqlite/writer.py)."""
 
     path: Path
     file: StoreFile
@@ -43,10 +44,11 @@ _FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
 
 
 def mend(writer: SqliteWriter) -> str | None:
-    """Put the file back if it moved, then try a write: None once the file takes writes, else
-    why not (a fault of the file; anything else is raised)."""
+    """Put the file back if it moved or was damaged, then try a write: None once the file takes
+    writes, else why not (a fault of the file; anything else is raised)."""
+    file = writer.file
     try:
-        if writer.db is None or writer.file.changed() is not None:
+        if writer.db is None or file.changed() is not None or _damaged(file):
             why = put_back(writer)
             if why is not None:
                 return why
@@ -82,14 +84,15 @@ def put_back(writer: SqliteWriter) -> str | None:
     let go of the old file; the others let go and reopen what it put back. None once this
     worker has the store open again, else why not."""
     file = writer.file
-    moved = file.changed() or f"the store file {writer.path.name} is not open"
+    damage = file.damage if file.changed() is None else None
+    moved = file.changed() or damage or f"the store file {writer.path.name} is not open"
     with file.folder_locked(wait=False) as mine:
-        if mine and writer.db is not None and not file.is_ours():
+        if mine and writer.db is not None and (damage is not None or not file.is_ours()):
             if not file.others_let_go():
                 return f"{moved}; other workers still hold the old file"
-            draft = file.copy_from(writer.db)
-            writer.disconnect()  # before the copy is in place (sqlite_file.py says why)
-            aside = file.put_back(draft)
+            draft = file.copy_from(writer.db, row_by_row=damage is not None)
+            writer.disconnect()  # before the copy is in place (file.py says why)
+            aside = file.put_back(draft, "replaced" if damage is None else "damaged")
             writer.connect()
             kept = f"; what was in its place is kept as {aside}" if aside else ""
             log.warning("%s: put back from the records still open%s", moved, kept)
@@ -99,6 +102,11 @@ def put_back(writer: SqliteWriter) -> str | None:
     writer.disconnect()  # another worker puts it back: let go of the old file, then wait
     with file.folder_locked(wait=True):
         return _reopen(writer, moved)
+
+
+def _damaged(file: StoreFile) -> bool:
+    """The file opened was found damaged (by the watch or now): garbage written over it."""
+    return file.damage is not None or file.damaged() is not None
 
 
 def _reopen(writer: SqliteWriter, moved: str) -> str | None:

@@ -29,8 +29,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from gateway.errors import RecordsUnavailable
 from gateway.health import Health
-from gateway.store.pg_batch import statements
-from gateway.store.pg_migrations import migrate
+from gateway.store.postgres.batch import statements
+from gateway.store.postgres.migrations import migrate
 from gateway.store.spill import Rows, Spill
 
 log = logging.getLogger("bench.records")
@@ -276,7 +276,7 @@ class SeatWrites:
         )
 
     async def _insert(self, rows: Rows, *, skip_existing: bool = False) -> None:
-        """The rows in one statement (gateway/store/pg_batch.py), its own transaction on this
+        """The rows in one statement (gateway/store/postgres/batch.py), its own transaction on this
         autocommit connection; a batch too big for one, several in one transaction."""
         sent = statements(rows, skip_existing=skip_existing)
         async with self.pool.connection(timeout=WAIT_S) as db:

@@ -2,10 +2,10 @@
 
 psycopg 3 talks to PostgreSQL asynchronously from a small pool, so the event loop never waits on
 the network. Panel and seat rows are batched, and kept on local disk while PostgreSQL is down
-(gateway/store/pg_writes.py); everything else needs PostgreSQL, and while it cannot be reached
+(gateway/store/postgres/writes.py); everything else needs PostgreSQL, and while it cannot be reached
 is a 503 (RecordsUnavailable) after WAIT_S at most, never a hang or a 500. `PostgresLink` is
-held, not inherited: the store (gateway/store/postgres.py) and its keys and learned limits
-(gateway/store/pg_keys.py) are each handed it, and run their queries through it (`connection`,
+held, not inherited: the store (gateway/store/postgres/store.py) and its keys and learned limits
+(gateway/store/postgres/keys.py) are each handed it, and run their queries through it (`connection`,
 `execute`, `fetch`), so every read goes through the one place that turns an outage into a 503.
 """
 
@@ -21,8 +21,8 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from gateway.health import Health
-from gateway.store.pg_migrations import migrate
-from gateway.store.pg_writes import GATHER_S, PATIENCE, WAIT_S, SeatWrites, unavailable
+from gateway.store.postgres.migrations import migrate
+from gateway.store.postgres.writes import GATHER_S, PATIENCE, WAIT_S, SeatWrites, unavailable
 from gateway.store.rows import Row
 from gateway.store.spill import Spill
 
@@ -111,7 +111,7 @@ class PostgresLink:
             rows = await db.execute(sql.encode(), args)
             return await rows.fetchall()
 
-    # Batched writes of panel and seat rows (gateway/store/pg_writes.py).
+    # Batched writes of panel and seat rows (gateway/store/postgres/writes.py).
 
     async def add_panel(self, panel: Row) -> None:
         await self.writes.write("panels", panel)

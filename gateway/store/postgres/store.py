@@ -3,9 +3,9 @@
 `PostgresStore` keeps the `SqliteStore`'s meaning row for row (the same tables, JSON fields as
 text, verdicts with their history, owner-scoped reads); only the engine changes. It holds its
 two parts rather than inheriting them:
-- `link`, a `PostgresLink` (gateway/store/pg_link.py): the pool, opening and closing, the
+- `link`, a `PostgresLink` (gateway/store/postgres/link.py): the pool, opening and closing, the
   batched seat rows kept on disk through an outage, and the way a read turns one into a 503;
-- `keys_and_limits`, a `PostgresKeysAndLimits` (gateway/store/pg_keys.py): gateway keys, and
+- `keys_and_limits`, a `PostgresKeysAndLimits` (gateway/store/postgres/keys.py): gateway keys, and
   the context windows and cooldowns learned from providers, handed the same link.
 The queries on the records are here, run through the link (`link.connection`, `link.fetch`).
 Every `RecordStore` method is defined here (the parts' as one-line delegations), so each is
@@ -17,11 +17,11 @@ from __future__ import annotations
 from psycopg import AsyncConnection
 
 from gateway.health import Health
-from gateway.store import pg_pages
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.pg_keys import PostgresKeysAndLimits
-from gateway.store.pg_link import POOL_SIZE, PostgresLink
-from gateway.store.pg_writes import GATHER_S, PATIENCE
+from gateway.store.postgres import pages as pg_pages
+from gateway.store.postgres.keys import PostgresKeysAndLimits
+from gateway.store.postgres.link import POOL_SIZE, PostgresLink
+from gateway.store.postgres.writes import GATHER_S, PATIENCE
 from gateway.store.rows import (
     CURRENT_VERDICT,
     Row,
@@ -157,7 +157,7 @@ class PostgresStore:
             )
             return [dict(row) for row in await found.fetchall()]
 
-    # The dashboard's reads (gateway/store/pg_pages.py).
+    # The dashboard's reads (gateway/store/postgres/pages.py).
 
     async def panels_page(
         self, limit: int, before: str | None = None, owed: bool = False, owner: str | None = None

@@ -1,10 +1,10 @@
 """What the SQLite store keeps besides the records: gateway keys, and the context windows and
 rate limits learned from providers (kept across restarts).
 
-`SqliteKeysAndLimits` holds only the `SqliteWriter` it is handed (gateway/store/sqlite_writer.py,
+`SqliteKeysAndLimits` holds only the `SqliteWriter` it is handed (gateway/store/sqlite/writer.py,
 which the store holds too): its queries run on that writer's thread (`writer.run`) against its
 connection (`writer.db`), and a key lookup reads the writer's `key_reader` on the event loop's
-thread. `SqliteStore` (gateway/store/sqlite.py) delegates its key and learned-limit methods here.
+thread. `SqliteStore` (store.py) delegates its key and learned-limit methods here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from gateway.errors import RecordsUnavailable
 from gateway.store.rows import KEY_COLUMNS, insert_key, load_key
-from gateway.store.sqlite_writer import SqliteWriter
+from gateway.store.sqlite.writer import SqliteWriter
 
 log = logging.getLogger("bench.records")
 

@@ -1,6 +1,6 @@
 """The named migrations in PostgreSQL's words, applied under an advisory lock.
 
-Each has the name of its SQLite form (gateway/store/migrations.py) and makes the same tables,
+Each has the name of its SQLite form (gateway/store/sqlite/migrations.py) and makes the same tables,
 with what PostgreSQL needs to read them the same way: times in DOUBLE PRECISION (its REAL is
 4 bytes), ids compared byte by byte (COLLATE "C", as SQLite compares text), and a `seq` column
 on panels and calls standing in for SQLite's rowid (insertion order, the change marker). Never
@@ -135,7 +135,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         DROP INDEX IF EXISTS calls_answered_by_started;
         """,
     ),  # The primary key (id COLLATE "C": bytes order) keeps a panel's seats side by side, as
-    # SQLite's does (gateway/store/migrations.py says why): the reads by panel walk its range,
+    # SQLite's does (sqlite/migrations.py says why): the reads by panel walk its range,
     # and calls_by_panel, a random page of one more b-tree for every seat row, goes.
     (
         "0008_panel_seats_by_call_id",

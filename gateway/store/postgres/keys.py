@@ -1,10 +1,10 @@
 """What the PostgreSQL store keeps besides the records: gateway keys, and the context windows and
 rate limits learned from providers (kept across restarts, shared by every replica).
 
-`PostgresKeysAndLimits` holds the `PostgresLink` it is handed (gateway/store/pg_link.py, which
+`PostgresKeysAndLimits` holds the `PostgresLink` it is handed (gateway/store/postgres/link.py, which
 the store holds too), through which it reads and writes (`link.connection`, `link.execute`,
 `link.fetch`), and the keys as last seen, for an outage. `PostgresStore`
-(gateway/store/postgres.py) delegates its key and learned-limit methods here.
+(gateway/store/postgres/store.py) delegates its key and learned-limit methods here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections import OrderedDict
 from typing import Any
 
 from gateway.errors import RecordsUnavailable
-from gateway.store.pg_link import PostgresLink
+from gateway.store.postgres.link import PostgresLink
 from gateway.store.rows import KEY_COLUMNS, Row, insert_key, load_key
 
 KNOWN_KEYS = 1024  # keys remembered as last seen, for an outage

@@ -4,14 +4,15 @@ closes and writes the file.
 SQLite calls are blocking, so they run on one dedicated writer thread: the event loop never
 waits on the disk, and one thread owning the connection keeps transactions short and serial.
 Seats finishing together are written in one transaction (`_flush`), and a bad row fails alone.
-`SqliteWriter` is held, not inherited: the store (gateway/store/sqlite.py) and its keys and
-learned limits (gateway/store/sqlite_keys.py) are each handed it, and run their queries on
+`SqliteWriter` is held, not inherited: the store (gateway/store/sqlite/store.py) and its keys and
+learned limits (gateway/store/sqlite/keys.py) are each handed it, and run their queries on
 its thread (`run`) against its connection (`db`).
 
 A write the file cannot take (a full disk, the file deleted or replaced: a `StoreFault`,
-gateway/store/sqlite_file.py) fails no panel: its row, and every later one, goes to the spill
-(`detour`, gateway/store/sqlite_detour.py) until the file takes writes again (`mend` puts a
-moved file back: gateway/store/sqlite_mend.py). A query the file cannot answer is a 503.
+gateway/store/sqlite/file.py) fails no panel: its row, and every later one, goes to the spill
+(`detour`, gateway/store/sqlite/detour.py) until the file takes writes again (`mend` puts a
+moved or damaged file back: gateway/store/sqlite/mend.py, damage.py). A query the file cannot
+answer is a 503.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ from typing import Any, TypeVar
 
 from gateway.health import Health
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.migrations import migrate
 from gateway.store.rows import dump
 from gateway.store.spill import Rows, Spill
-from gateway.store.sqlite_detour import Detour, unavailable
-from gateway.store.sqlite_file import StoreFault, StoreFile, fault_of
-from gateway.store.sqlite_mend import Refused, mend, write_back
+from gateway.store.sqlite.detour import Detour, unavailable
+from gateway.store.sqlite.file import StoreFault, StoreFile, fault_of
+from gateway.store.sqlite.mend import Refused, mend, write_back
+from gateway.store.sqlite.migrations import migrate
 
 log = logging.getLogger("bench.records")
 
@@ -241,11 +242,16 @@ class SqliteWriter:
             return exc
         return None
 
-    # While the file cannot write (the detour calls these): gateway/store/sqlite_mend.py.
+    # While the file cannot write (the detour calls these): gateway/store/sqlite/mend.py.
 
     async def mend(self) -> str | None:
         """Put the file back if it moved, then try a write: None once it takes writes."""
         return await self._on_thread(mend, self)
+
+    async def damaged(self, deep: bool) -> str | None:
+        """Why the file no longer reads as the store opened (damage.py), or None. Off the
+        writer's thread: reading every page of a big store takes seconds."""
+        return await asyncio.to_thread(self.file.damaged, deep=deep)
 
     async def write_back(self, rows: Rows) -> tuple[int, list[Refused]]:
         """Kept rows into the file, skipping any already there: (how many are done, the rows

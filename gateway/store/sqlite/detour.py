@@ -2,13 +2,15 @@
 
 Why: a store on a full disk failed every panel with a 500 (the first a connection reset) and
 lost its rows, and a store file deleted under the gateway took rows no restart would find,
-while `/healthz` said `ok`. Now a write the file cannot take (gateway/store/sqlite_file.py says
+while `/healthz` said `ok`. Now a write the file cannot take (gateway/store/sqlite/file.py says
 which) makes `/healthz` say `degraded` with why, and that row and every later one go to the
 spill (gateway/store/spill.py: JSON lines, fsync'd, in `gateway.spill_dir`), in order, until
 the file takes them again. A background task puts the file back if it was deleted or replaced,
 tries a write once a second, writes the spilled rows back (one already there is skipped), and
 then `/healthz` says `ok` again. A watch looks at the file's identity once a second, so a file
-deleted while nothing is written is noticed too.
+deleted while nothing is written is noticed too, and at what the file holds (its header, schema
+and ledger once a second, every page every QUICK_CHECK_S: damage.py), so garbage written over it
+in place is noticed and the file put back the same way.
 
 When the spill cannot take a row either (the same full disk), a panel's row is refused 503
 before anyone is called, and new panels are refused at admission (`room`) until the rows of
@@ -21,18 +23,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any, Protocol
 
 from gateway.errors import RecordsUnavailable
 from gateway.health import Health
 from gateway.store.spill import Rows, Spill
-from gateway.store.sqlite_file import StoreFile
+from gateway.store.sqlite.damage import QUICK_CHECK_S
+from gateway.store.sqlite.file import StoreFile
 
 log = logging.getLogger("bench.records")
 
 PART = "store"  # as /healthz names it
 RETRY_S = 1.0  # the file is tried again this often while it cannot write
-WATCH_S = 1.0  # its identity is looked at this often
+WATCH_S = 1.0  # its identity, header, schema and ledger are looked at this often
 RETRY_AFTER = {"Retry-After": "5"}
 
 
@@ -44,14 +48,13 @@ def unavailable(why: str) -> RecordsUnavailable:
 
 
 class Mender(Protocol):
-    """What the detour needs of the writer (gateway/store/sqlite_writer.py)."""
+    """What the detour needs of the writer (gateway/store/sqlite/writer.py)."""
 
     file: StoreFile
 
     async def mend(self) -> str | None: ...
-    async def write_back(
-        self, rows: Rows
-    ) -> tuple[int, list[tuple[str, dict[str, Any], str]]]: ...
+    async def damaged(self, deep: bool) -> str | None: ...
+    async def write_back(self, rows: Rows) -> tuple[int, list[tuple[str, dict[str, Any], str]]]: ...
 
 
 class Detour:
@@ -176,12 +179,15 @@ class Detour:
                 log.exception("writing kept seat rows back failed; trying again")
 
     async def _watching(self) -> None:
+        checked = time.monotonic()  # every page was last read (the store opened: migrated)
         while True:
             await asyncio.sleep(WATCH_S)
             if self.active:
                 continue
-            why = self.writer.file.changed()
-            if why is not None:
+            deep = time.monotonic() - checked >= QUICK_CHECK_S
+            why = self.writer.file.changed() or await self.writer.damaged(deep)
+            checked = time.monotonic() if deep else checked
+            if why is not None and not self.active:
                 self.noticed(why)
 
     def _caught_up(self) -> None:

@@ -26,7 +26,7 @@ Statement = tuple[bytes, list[list[Any]]]
 
 CHUNK = 1000  # rows of one table in one statement, at most
 FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
-# each column's array type: the column's own (pg_migrations.py); TEXT unless named here
+# each column's array type: the column's own (migrations.py); TEXT unless named here
 _TYPES = {
     "created": "float8", "seconds": "float8", "first_token_s": "float8", "started": "float8",
     "finished": "float8", "tokens_in": "int8", "tokens_out": "int8",

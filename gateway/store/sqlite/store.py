@@ -2,9 +2,9 @@
 
 `SqliteStore` is the default `RecordStore` (one file, WAL): panels, seats, verdicts, gateway
 keys, learned context windows and limits. It holds its two parts rather than inheriting them:
-- `writer`, a `SqliteWriter` (gateway/store/sqlite_writer.py): the connections and the one
+- `writer`, a `SqliteWriter` (gateway/store/sqlite/writer.py): the connections and the one
   writer thread, opening and closing the file, and the batched panel and seat rows;
-- `keys_and_limits`, a `SqliteKeysAndLimits` (gateway/store/sqlite_keys.py): gateway keys, and
+- `keys_and_limits`, a `SqliteKeysAndLimits` (gateway/store/sqlite/keys.py): gateway keys, and
   the context windows and cooldowns learned from providers, handed the same writer.
 The records' queries are here, run on the writer's thread (`writer.run`, `writer.db`). Every
 `RecordStore` method is defined here (the parts' as one-line delegations), so each is found
@@ -23,8 +23,8 @@ from gateway.health import Health
 from gateway.store import pages
 from gateway.store.rows import CURRENT_VERDICT, insert_verdict, load, load_verdict, repeats
 from gateway.store.spill import Spill
-from gateway.store.sqlite_keys import SqliteKeysAndLimits
-from gateway.store.sqlite_writer import SqliteWriter
+from gateway.store.sqlite.keys import SqliteKeysAndLimits
+from gateway.store.sqlite.writer import SqliteWriter
 
 
 class SqliteStore:
