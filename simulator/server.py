@@ -45,6 +45,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from routing.text import content_text
+from simulator import flood
 from simulator.clock import Clock
 from simulator.shaped import shaped
 from simulator.state import (
@@ -182,6 +183,8 @@ class _Exchange:
             return
         if b["script"] is not None:
             return await self.replay(b["script"])
+        if b["flood"] is not None:
+            return await flood.reply(self, b["flood"])
         if b["reset"]:
             return await self.drop(abrupt=True, outcome="reset")
         if b["hang"]:
