@@ -201,7 +201,8 @@ def _litellm_vs_ours(results: dict) -> list[str]:
 
 
 FAST = [
-    "- **The direct reader** (`gateway/upstream/direct.py`, `sse_reader.py`, `chunks.py`; "
+    "- **The direct reader** (`gateway/upstream/direct/`: `reader.py`, `sse_reader.py`; "
+    "`chunks.py`; "
     "`upstream_reader: auto|litellm|direct`): for providers litellm treats as OpenAI-compatible, "
     "litellm still builds the request (`wire.py`: its provider config's parameter mapping, URL, "
     "headers; the mapping kept per distinct set of parameters) and the gateway sends it on a "
@@ -218,7 +219,8 @@ FAST = [
     "set-up runs at a time until its request leaves (the shared session's trace hook says "
     "when): each seat leaves as soon as it is ready, answers come back spread out and are read "
     "as they arrive, and a burst is served first in, first out.",
-    "- **litellm's set-up on the loop** (`gateway/upstream/inline.py`): `acompletion` hands "
+    "- **litellm's set-up on the loop** (`gateway/upstream/litellm/inline.py`): `acompletion` "
+    "hands "
     "each call's set-up to a thread; for providers where it is CPU work only it now runs "
     "inline, with no thread hop and no fight for the GIL.",
     "- **One shared HTTP session** for every seat call (litellm's `shared_session`), with no "

@@ -259,9 +259,9 @@ async def bare_main(api_base: str, as_gateway: bool) -> None:
     request = {"messages": MESSAGES}
     if as_gateway:  # the gateway's own way to litellm, with nothing of the gateway around it
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from gateway.upstream.seam import LitellmUpstream
+        from gateway.upstream.seam import UpstreamSeam
 
-        upstream = LitellmUpstream()
+        upstream = UpstreamSeam()
         await upstream.open([params["model"]])
 
         async def call(stream: bool) -> Any:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import statistics
 import sys
@@ -105,13 +106,13 @@ async def streamed_panel(work: Path, sim_url: str, stream_seats: str) -> dict[st
 
 async def per_chunk(sim_url: str, calls: int, runs: int) -> dict[str, Any]:
     """CPU per chunk: the seam's streaming path against a bare litellm stream, alternating."""
-    from gateway.upstream import seam as seam_module  # (makes litellm offline first)
+    from gateway.upstream import seam as seam_module  # (makes litellm quiet first)
 
-    litellm = seam_module.litellm
+    litellm = importlib.import_module("litellm")
 
     params = {"model": "openai/chunky", "api_base": f"{sim_url}/v1", "api_key": "sim-key"}
     messages = [{"role": "user", "content": "Stream it."}]
-    seam = seam_module.LitellmUpstream()
+    seam = seam_module.UpstreamSeam()
     await seam.open([params["model"]])
 
     async def ours() -> int:

@@ -38,7 +38,7 @@ from gateway.state import quota_signals
 from gateway.state.board import Board
 from gateway.store.interface import RecordStore
 from gateway.store.open import open_store
-from gateway.upstream.seam import LitellmUpstream, Upstream
+from gateway.upstream.seam import Upstream, UpstreamSeam
 
 log = logging.getLogger("bench.app")
 
@@ -54,7 +54,7 @@ def create_app(
     """*upstream*: the way out to the providers; litellm's own (opened and closed with the app)
     if none is given. *board*: the one a gateway's workers share (gateway/serve/workers.py);
     else one of its own."""
-    way_out = LitellmUpstream() if upstream is None else None
+    way_out = UpstreamSeam() if upstream is None else None
     health = Health()
     if store is None:
         store = open_store(
@@ -66,7 +66,7 @@ def create_app(
     runtime = Runtime(
         config=config,
         store=store,
-        upstream=upstream or cast(LitellmUpstream, way_out),
+        upstream=upstream or cast(UpstreamSeam, way_out),
         clock=clock or time.time,
         board=board,
         health=health,

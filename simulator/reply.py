@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 from routing.text import content_text
+from simulator import flood
 from simulator.errors import error_body
 from simulator.exchange import Exchange
 from simulator.shaped import shaped
@@ -25,6 +26,8 @@ async def reply(ex: Exchange, payload: dict[str, Any]) -> None:
         return
     if b["script"] is not None:
         return await ex.replay(b["script"])
+    if b["flood"] is not None:
+        return await flood.reply(ex, b["flood"])
     if b["reset"]:
         return await ex.drop(abrupt=True, outcome="reset")
     if b["hang"]:

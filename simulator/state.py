@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 
 import yaml
 
+from simulator import flood
 from simulator.clock import Clock, WallClock
 
 _NUM = (int, float)
@@ -75,6 +76,9 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # that are not UTF-8); "cut" closes the connection after the parts instead of ending
         # the body (a provider's answers replayed byte for byte, faults included)
         "script": ((dict,), None),
+        # a reply made as it is sent, too large to script: a gigabyte, an endless line, a
+        # compressed bomb (simulator/flood.py)
+        "flood": ((dict,), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
@@ -142,6 +146,8 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
     script = behaviour.get("script")
     if script is not None:
         _check_script(script)
+    if behaviour.get("flood") is not None:
+        flood.check(behaviour["flood"])
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")

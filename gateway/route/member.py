@@ -25,8 +25,8 @@ from typing import Any
 from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
 from gateway.route.ask import RouteAsk
 from gateway.runtime import Runtime
-from gateway.upstream.params import supported_params
-from gateway.upstream.relay import chunks_of, close, max_output_of
+from gateway.upstream.params import max_output_of, supported_params
+from gateway.upstream.relay import chunks_of, close
 from routing import content_text, estimate_tokens
 
 # How fast the slowest providers an agent meets read a prompt before the first token (tokens

@@ -38,7 +38,8 @@ from gateway.route.watch import Watch
 from gateway.runtime import Runtime
 from gateway.state.conversations import Key
 from gateway.upstream.params import takes_prefill
-from gateway.upstream.relay import chunks_of, close, whole_response
+from gateway.upstream.relay import chunks_of, close
+from gateway.upstream.translate.chat import whole_response
 
 _OWN_TASKS: set[asyncio.Task[Any]] = set()
 

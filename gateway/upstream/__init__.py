@@ -1,18 +1,18 @@
-"""The one way out to the model providers: litellm, behind one seam.
+"""The one way out to the model providers: one seam, two readers behind it.
 
-- `seam`: the seam itself: `Upstream`, what the gateway asks of it, and `LitellmUpstream`,
-  litellm behind it; one call to one model.
-- `call`: one call to one model, as given, by either reader; its failures classified.
-- `failures`: what a failed call says (its kind, the wait it asks for, its headers).
-- `relay`: a route turn's call, relayed piece by piece.
-- `setup_queue`: one call's set-up at a time, in arrival order, until its request has left.
-- `inline`: the event loop's executor that runs litellm's CPU-only set-up on the loop.
-- `direct`: the direct reader: calls to OpenAI-compatible providers sent and read by the
-  gateway, litellm building each request (`wire`), answers read as JSON or SSE (`sse_reader`,
-  `chunks`), failures made into litellm's own exceptions (`wire_errors`).
-- `answer`: a seat's answer, whichever reader read it.
-- `translate`: litellm's format adapters (Anthropic, Responses, Gemini to chat and back).
-- `providers`: whether litellm knows the provider of each model in a config (check-config).
+- `seam`: the seam itself: `Upstream`, what the gateway asks of it, and `UpstreamSeam`, which
+  picks each model's reader once and maps every failure through `failures`.
+- `litellm/`: litellm's reader (calls sent and read by litellm, on one shared session).
+- `direct/`: the direct reader (OpenAI-compatible providers sent and read by the gateway,
+  litellm building each request; its failures made into litellm's own exceptions).
+- `failures`: the one mapping from a reader's failure to the gateway's UpstreamError tree.
+- `chunks`: the typed streamed chunk both readers produce (`Chunk`), and `TurnStream`.
+- `answer`: a seat's answer, whichever reader read it, and a seat's stream read into one.
+- `relay`: a route turn's stream read chunk by chunk, its failures mapped.
+- `capped`: the byte cap an answer is read under; `setup_queue`: calls set up and answers read
+  one at a time, in arrival order.
+- `params`, `providers`, `translate/`: what litellm knows (a model's parameters, its
+  provider, the formats' adapters), asked by the rest of the gateway.
 
 The only package that imports litellm. May import: errors, config. This file imports none of
 its modules: importing one of them (`providers`) must not import litellm with the others.

@@ -1,35 +1,43 @@
-"""A streamed chat chunk read straight off the wire, in the shape litellm hands it on.
+"""A streamed chat chunk, in one typed shape whichever reader read it.
 
-Why not litellm's own `ModelResponseStream`: building one costs more CPU than everything else a
-relayed chunk needs together. Route mode reads a chunk's choices, deltas, tool-call parts and
-usage by attribute, may rewrite a delta's text (a continued stream), and renders it with
-`model_dump(exclude_none=True)`; these small classes do exactly that, with litellm's field
-names, defaults and key order, so a client gets the same bytes either way (the differential
-test in tests/upstream holds the two paths to it). What litellm does to a delta is done here
-too: `reasoning` read as `reasoning_content`, a tool-call part given its `type` and `index`.
-Where a format's adapter needs litellm's object itself (Anthropic's stream wrapper),
-`as_litellm` builds it then.
+Both readers hand route mode and the formats the same `Chunk`: the direct reader parses each
+SSE event straight into one (gateway/upstream/direct/sse_reader.py), litellm's reader turns
+each of litellm's `ModelResponseStream` objects into one (gateway/upstream/litellm/stream.py).
+Why not litellm's object for both: building one costs more CPU than everything else a relayed
+chunk needs together, and an `Any` is what route mode read before, unchecked. Route mode reads a
+chunk's choices, deltas, tool-call parts and usage by attribute, may rewrite a delta's text (a
+continued stream, a masked secret), and renders it with `model_dump()`; these dataclasses do
+exactly that, with litellm's field names, defaults and key order, so a client gets the same
+bytes either way (the differential test in tests/upstream holds the two readers to it). What
+litellm does to a delta is done here too: `reasoning` read as `reasoning_content`, a tool-call
+part given its `type` and `index`.
+
+`TurnStream` is what a route turn reads: the chunks of one member's reply, as they come.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import litellm
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 _DELTA_OWN = frozenset(
     {"content", "role", "function_call", "tool_calls", "audio", "images", "annotations",
      "reasoning_content", "reasoning", "thinking_blocks", "reasoning_items",
      "provider_specific_fields"}
 )  # fmt: skip
+# the keys a Delta holds as fields: with `kept`, every other key is passed on as it came
+_DELTA_HELD = frozenset(
+    {"content", "role", "function_call", "tool_calls", "reasoning_content", "thinking_blocks"}
+)
 _CHUNK_OWN = frozenset({"id", "created", "model", "object", "choices", "usage"})
+_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
+@dataclass(slots=True)
 class Function:
-    __slots__ = ("name", "arguments")
-
-    def __init__(self, name: str | None, arguments: str | None) -> None:
-        self.name, self.arguments = name, arguments
+    name: str | None = None
+    arguments: str | None = None
 
     def dump(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -40,20 +48,27 @@ class Function:
         return out
 
 
+@dataclass(slots=True)
 class ToolCallPart:
-    __slots__ = ("id", "function", "type", "index")
+    """One piece of a tool call; the parts with one `index` make one call."""
 
-    def __init__(self, raw: dict[str, Any], index: int) -> None:
-        self.id: str | None = raw.get("id")
+    id: str | None
+    function: Function
+    type: str = "function"
+    index: int = 0
+
+    @classmethod
+    def read(cls, raw: dict[str, Any], index: int) -> ToolCallPart:
         function = raw.get("function")
-        self.function = (
+        found = raw.get("index")
+        return cls(
+            raw.get("id"),
             Function(function.get("name"), function.get("arguments"))
             if isinstance(function, dict)
-            else Function(None, None)
+            else Function(),
+            raw.get("type") or "function",
+            found if isinstance(found, int) else index,
         )
-        self.type: str = raw.get("type") or "function"
-        found = raw.get("index")
-        self.index: int = found if isinstance(found, int) else index
 
     def dump(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -65,33 +80,44 @@ class ToolCallPart:
         return out
 
 
+@dataclass(slots=True)
 class Delta:
-    __slots__ = ("content", "role", "function_call", "tool_calls", "reasoning_content",
-                 "thinking_blocks", "extra")  # fmt: skip
+    content: str | None = None
+    role: str | None = None
+    function_call: Any = None
+    tool_calls: list[ToolCallPart] | None = None
+    reasoning_content: str | None = None
+    thinking_blocks: Any = None
+    extra: dict[str, Any] | None = None  # what the provider added, passed on as it came
 
-    def __init__(self, raw: dict[str, Any]) -> None:
-        self.content: str | None = raw.get("content")
-        self.role: str | None = raw.get("role")
-        self.function_call: Any = raw.get("function_call")
+    @classmethod
+    def read(cls, raw: dict[str, Any], kept: bool = False) -> Delta:
+        """The delta in *raw* as a provider sent it (what litellm drops, dropped too), or
+        (*kept*) as litellm renders it (every key it kept, kept)."""
         parts = raw.get("tool_calls")
-        self.tool_calls: list[ToolCallPart] | None = None
+        calls: list[ToolCallPart] | None = None
         if isinstance(parts, list):
             counted = 0
-            self.tool_calls = []
+            calls = []
             for part in parts:
                 if isinstance(part, dict):
-                    self.tool_calls.append(ToolCallPart(part, counted))
+                    calls.append(ToolCallPart.read(part, counted))
                     if not isinstance(part.get("index"), int):
                         counted += 1
         thought = raw.get("reasoning_content")
-        self.reasoning_content: str | None = (
-            thought if thought is not None else raw.get("reasoning")
+        extra = None
+        own = _DELTA_HELD if kept else _DELTA_OWN
+        if len(raw) > 2 or not raw.keys() <= own:
+            extra = {k: v for k, v in raw.items() if k not in own and v is not None} or None
+        return cls(
+            raw.get("content"),
+            raw.get("role"),
+            raw.get("function_call"),
+            calls,
+            thought if thought is not None else raw.get("reasoning"),
+            raw.get("thinking_blocks"),
+            extra,
         )
-        self.thinking_blocks: Any = raw.get("thinking_blocks")
-        self.extra: dict[str, Any] | None = None
-        if len(raw) > 2 or not raw.keys() <= _DELTA_OWN:
-            others = {k: v for k, v in raw.items() if k not in _DELTA_OWN and v is not None}
-            self.extra = others or None
 
     def dump(self) -> dict[str, Any]:
         """In litellm's order: its declared fields, then what the provider added, then the
@@ -114,16 +140,23 @@ class Delta:
         return out
 
 
+@dataclass(slots=True)
 class Choice:
-    __slots__ = ("index", "delta", "finish_reason", "logprobs")
+    index: int = 0
+    delta: Delta = field(default_factory=Delta)
+    finish_reason: str | None = None
+    logprobs: Any = None
 
-    def __init__(self, raw: dict[str, Any]) -> None:
+    @classmethod
+    def read(cls, raw: dict[str, Any], kept: bool = False) -> Choice:
         index = raw.get("index")
-        self.index: int = index if isinstance(index, int) else 0
         delta = raw.get("delta")
-        self.delta = Delta(delta if isinstance(delta, dict) else {})
-        self.finish_reason: str | None = raw.get("finish_reason")
-        self.logprobs: Any = raw.get("logprobs")
+        return cls(
+            index if isinstance(index, int) else 0,
+            Delta.read(delta if isinstance(delta, dict) else {}, kept),
+            raw.get("finish_reason"),
+            raw.get("logprobs"),
+        )
 
     def dump(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -136,23 +169,27 @@ class Choice:
         return out
 
 
+@dataclass(slots=True)
 class Usage:
     """A stream's usage, as litellm hands it on: the three counts first, then the details."""
 
-    __slots__ = ("prompt_tokens", "completion_tokens", "total_tokens", "details")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
 
-    def __init__(self, raw: dict[str, Any]) -> None:
-        self.prompt_tokens: int = raw.get("prompt_tokens") or 0
-        self.completion_tokens: int = raw.get("completion_tokens") or 0
+    @classmethod
+    def read(cls, raw: dict[str, Any]) -> Usage:
+        prompt = raw.get("prompt_tokens") or 0
+        completion = raw.get("completion_tokens") or 0
         total = raw.get("total_tokens")
-        self.total_tokens: int = (
-            total if isinstance(total, int) else (self.prompt_tokens + self.completion_tokens)
-        )
-        self.details: dict[str, Any] = {
+        details = {
             k: dict(sorted(v.items())) if isinstance(v, dict) else v
             for k, v in raw.items()
-            if k not in ("prompt_tokens", "completion_tokens", "total_tokens") and v is not None
+            if k not in _COUNTS and v is not None
         }
+        return cls(prompt, completion, total if isinstance(total, int) else prompt + completion,
+                   details)  # fmt: skip
 
     def model_dump(self, exclude_none: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -167,24 +204,35 @@ class Usage:
         return out
 
 
+@dataclass(slots=True)
 class Chunk:
     """One `chat.completion.chunk`."""
 
-    __slots__ = ("id", "created", "model", "object", "choices", "usage", "extra")
+    id: str | None
+    created: int | None
+    model: str  # as litellm names it: the model asked for, not the one the provider says
+    choices: list[Choice] = field(default_factory=list)
+    usage: Usage | None = None
+    extra: dict[str, Any] | None = None  # what the provider added (`system_fingerprint`, ...)
+    object: str = "chat.completion.chunk"
 
-    def __init__(self, raw: dict[str, Any], model: str) -> None:
-        self.id: str | None = raw.get("id")
-        self.created: int | None = raw.get("created")
-        self.model = model  # as litellm names it: the model asked for, not the one that says
-        self.object: str = "chat.completion.chunk"
+    @classmethod
+    def read(cls, raw: dict[str, Any], model: str, kept: bool = False) -> Chunk:
+        """A chunk from its JSON (*raw*), named for *model*; *kept*: *raw* is litellm's
+        rendering of its own chunk, every field of which is passed on."""
         choices = raw.get("choices")
-        self.choices = [Choice(c) for c in choices if isinstance(c, dict)] if choices else []
         usage = raw.get("usage")
-        self.usage: Usage | None = Usage(usage) if isinstance(usage, dict) else None
-        self.extra: dict[str, Any] | None = None
+        extra = None
         if len(raw) > len(_CHUNK_OWN) or not raw.keys() <= _CHUNK_OWN:
-            others = {k: v for k, v in raw.items() if k not in _CHUNK_OWN and v is not None}
-            self.extra = others or None
+            extra = {k: v for k, v in raw.items() if k not in _CHUNK_OWN and v is not None} or None
+        return cls(
+            raw.get("id"),
+            raw.get("created"),
+            model,
+            [Choice.read(c, kept) for c in choices if isinstance(c, dict)] if choices else [],
+            Usage.read(usage) if isinstance(usage, dict) else None,
+            extra,
+        )
 
     def model_dump(self, exclude_none: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -204,11 +252,20 @@ class Chunk:
             out.update({k: v for k, v in extra.items() if k != "system_fingerprint"})
         return out
 
-    def as_litellm(self) -> litellm.ModelResponseStream:
-        """litellm's own object for this chunk, for an adapter that needs it."""
-        return litellm.ModelResponseStream(**self.model_dump())
 
+class TurnStream(Protocol):
+    """One member's streamed reply, opened: its chunks as they come, each reader's failures
+    raised as they are (gateway/upstream/relay.py's `chunks_of` maps them); `aclose` drops
+    the connection rather than draining it."""
 
-def litellm_chunk(chunk: Any) -> Any:
-    """*chunk* as litellm's object (a direct reader's chunk is made one; litellm's is as is)."""
-    return chunk.as_litellm() if isinstance(chunk, Chunk) else chunk
+    def __aiter__(self) -> AsyncIterator[Chunk]: ...
+
+    def in_hand(self) -> bool:
+        """Is the next chunk read already (no wait for the network)?"""
+        ...
+
+    def headers(self) -> dict[str, str]:
+        """The provider's response headers, lower-cased."""
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,15 +1,31 @@
-"""What a provider's failure says, read from litellm's exceptions: which of the gateway's
-UpstreamError kinds it is, how long the provider asked us to wait, its response headers, and a
-short line for the record. Seat calls (`calls`) and route turns (`relay`) read them alike."""
+"""The one place a reader's failure becomes one of the gateway's UpstreamErrors.
+
+Both readers fail in litellm's terms: litellm's reader raises litellm's exceptions, and the
+direct reader raises the very exceptions litellm would have raised for the same reply
+(gateway/upstream/direct/wire_errors.py), so the kind, the wait a provider asks for, its
+headers and the message kept on the record are the same whichever read the answer. Besides
+those, a read may end by the call's own deadline (`TimeoutError`) or by its byte cap
+(gateway/upstream/capped.py's `AnswerTooLarge`, wrapped by whoever was reading).
+
+- `call_failed`: a call that failed before its answer was in hand (sent, refused, timed out);
+- `stream_failed`: a stream that failed while being read; a seat's stream and a route turn's
+  differ only in what they call a timeout and whether a provider error mid-stream keeps its
+  kind (a route turn's failover cools a 429 the same way before or after the first piece);
+- `classify`: a litellm exception's kind, and what else it says.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import Any
+from urllib.parse import urlsplit
 
 import litellm
 
 from gateway.errors import (
+    UpstreamAnswerTooLarge,
     UpstreamAuth,
+    UpstreamBrokenStream,
     UpstreamContextWindow,
     UpstreamError,
     UpstreamFailed,
@@ -18,11 +34,49 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
+from gateway.upstream.capped import too_large_in
 
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 # An image's data URL, as a provider may echo it in an error: never into a record or a log.
 _DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=_-]*")
 _WAIT = re.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|seconds?)\b", re.IGNORECASE)
+
+
+def call_failed(
+    exc: BaseException, timeout: float, params: dict[str, Any] | None = None
+) -> UpstreamError:
+    """A call's failure as the gateway's error. *params*: the model's, to name where an
+    unreachable provider is (a seat's record names it; a route turn's names the member)."""
+    if isinstance(exc, UpstreamError):
+        return exc
+    if isinstance(exc, TimeoutError):
+        return UpstreamTimeout(f"no answer within {timeout:g} s")
+    if (over := too_large_in(exc)) is not None:
+        return UpstreamAnswerTooLarge(str(over))
+    error = classify(exc, timeout)
+    if params is not None and isinstance(error, UpstreamUnreachable):
+        error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
+    return error
+
+
+def stream_failed(exc: BaseException, timeout: float, *, seat: bool) -> UpstreamError:
+    """A failure while an opened stream was read. A seat's stream (*seat*) is broken off by
+    anything but its deadline; a route turn's keeps the failure's kind, its timeout named as a
+    stall (litellm holds each read to the call's *timeout*)."""
+    if isinstance(exc, UpstreamError):
+        return exc
+    if (over := too_large_in(exc)) is not None:
+        return UpstreamAnswerTooLarge(str(over))
+    if seat:
+        if isinstance(exc, TimeoutError | litellm.Timeout):
+            return call_failed(exc, timeout)
+        return UpstreamBrokenStream(f"stream broke off: {short(exc)}")
+    error = classify(exc, timeout)
+    if isinstance(error, UpstreamTimeout):
+        return UpstreamTimeout(f"the stream stalled: nothing within {timeout:g} s")
+    if type(error) is UpstreamFailed:
+        return UpstreamBrokenStream(f"stream broke off: {short(exc)}")
+    return error
 
 
 def classify(exc: BaseException, timeout: float) -> UpstreamError:
@@ -56,6 +110,22 @@ def headers_of(reply: object) -> dict[str, str]:
         return {str(k).lower(): str(v) for k, v in (found or {}).items()}
     except (AttributeError, TypeError):
         return {}
+
+
+def endpoint_of(params: dict[str, Any]) -> str:
+    """Where a model's calls go, as host:port, for an error a person can act on. Only the host
+    and port: an api_base may carry credentials or a key in its query, and they stay out."""
+    base = params.get("api_base") or params.get("base_url")
+    if not isinstance(base, str) or not base:
+        return f"{params.get('model', 'the model')}'s default endpoint"
+    try:
+        parts = urlsplit(base if "//" in base else f"//{base}")
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:
+        return "its api_base (unreadable)"
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port}" if port else host
 
 
 def _refused(exc: BaseException) -> bool:

@@ -1,5 +1,5 @@
-"""Which OpenAI chat parameters a model's provider takes, and whether it takes an assistant
-prefill, as litellm knows them.
+"""Which OpenAI chat parameters a model's provider takes, whether it takes an assistant
+prefill, and how long an answer it may write, as litellm knows them.
 
 A request's hints (gateway/panel/hints.py) are passed on to a model only where its provider takes
 them: litellm refuses an unsupported parameter outright (unless told to drop it, which would drop
@@ -34,3 +34,10 @@ def supported_params(model: str) -> frozenset[str]:
     except Exception:  # a model litellm cannot place is given no hint, and each one is named
         return frozenset()
     return frozenset(found or ())
+
+
+def max_output_of(served: str) -> int | None:
+    """The model's known maximum output tokens (litellm's model map), or None when unknown."""
+    info = litellm.model_cost.get(served) or {}
+    value = info.get("max_output_tokens") or info.get("max_tokens")
+    return value if isinstance(value, int) and value > 0 else None

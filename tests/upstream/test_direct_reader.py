@@ -96,6 +96,19 @@ STREAMS: dict[str, tuple[dict[str, Any], bool]] = {
     "error first": ({"parts": [ROLE, ERROR]}, False),
     "cut": ({"parts": [ROLE, *TEXT[:2]], "cut": True}, False),
     "no finish": ({"parts": [ROLE, *TEXT, DONE]}, False),
+    # the body ends cleanly halfway: neither a finish nor [DONE] (a broken stream, as a cut is)
+    "ends halfway": ({"parts": [ROLE, *TEXT[:2]]}, False),
+    # the connection reset (RST) halfway
+    "reset": (
+        {
+            "flood": {
+                "head": "".join([ROLE, *TEXT[:2]]),
+                "end": "reset",
+                "content_type": "text/event-stream",
+            }
+        },
+        False,
+    ),
     "invalid json": ({"parts": [ROLE, TEXT[0], BAD_JSON, *TEXT[1:], STOP, DONE]}, False),
     "invalid utf-8": ({"parts": [ROLE, TEXT[0], BAD_UTF8, STOP, DONE]}, False),
     "500 html": ({"status": 500, "content_type": "text/html", "parts": [HTML]}, False),
@@ -260,8 +273,13 @@ def _rows(store: Path, count: int) -> list[dict[str, Any]]:
             return rows
 
 
+def _behaviour(reply: dict[str, Any]) -> dict[str, Any]:
+    """The simulator's behaviour for a scripted *reply* (or one made as it is sent)."""
+    return {"flood": reply["flood"]} if "flood" in reply else {"script": reply}
+
+
 def _ask(gw, sim, kind: int, script: dict[str, Any], tools: bool) -> dict[str, Any]:
-    sim.set(f"sim-d{kind}", script=script)
+    sim.set(f"sim-d{kind}", **_behaviour(script))
     path, body = _request(kind, tools)
     reply = gw.http.post(path, json=body)
     conversation = reply.headers.get("x-bench-conversation", "")
@@ -316,7 +334,7 @@ def test_a_streamed_panel_seat_reads_the_same_through_either_reader(streaming_pa
 def _panels(pair: dict[str, Any], sim, script: dict[str, Any], streamed: bool) -> dict[str, Any]:
     seen = {}
     for reader, (gw, store) in pair.items():
-        sim.set("sim-d0", script=script)
+        sim.set("sim-d0", **_behaviour(script))
         body = {"model": "p0", "messages": [{"role": "user", "content": "Why?"}]}
         reply = gw.http.post("/v1/chat/completions", json={**body, "stream": streamed})
         panel = reply.headers.get("x-bench-panel", "")
@@ -330,6 +348,37 @@ def _panels(pair: dict[str, Any], sim, script: dict[str, Any], streamed: bool) -
             "cooling": [(m["alias"], m["cooling_why"]) for m in models],
         }
     return seen
+
+
+# a stream that stops sending halfway, its connection left open: a seat's ends at its
+# seat_timeout_s, a route turn's at stall_s (litellm's read timeout, seat_timeout_s, later)
+STALLED = {"flood": {"head": "".join([ROLE, *TEXT[:2]]), "end": "stall",
+                     "content_type": "text/event-stream"}}  # fmt: skip
+
+
+@pytest.fixture
+def stalling_pair(make_gateway, sim, tmp_path: Path):
+    return _pair(make_gateway, sim, tmp_path, stall_s=0.5, seat_timeout_s=2,
+                 stream_seats="always")  # fmt: skip
+
+
+def test_a_stalled_route_turn_reads_the_same_through_either_reader(stalling_pair, sim):
+    for kind in range(len(KINDS)):
+        seen = {}
+        for reader, (gw, store) in stalling_pair.items():
+            before = len(_rows(store, 0))
+            got = _ask(gw, sim, kind, STALLED, False)
+            rows = _rows(store, before + 1)[before:]
+            got["records"] = [_record(r, got.pop("secrets")) for r in rows]
+            seen[reader] = got
+        _same(seen, f"stalled: {KINDS[kind]}")
+        assert "nothing within 0.5 s" in json.dumps(seen["direct"]["records"])
+
+
+def test_a_stalled_streamed_panel_seat_reads_the_same_through_either_reader(stalling_pair, sim):
+    seen = _panels(stalling_pair, sim, STALLED, True)
+    _same(seen, "stalled")
+    assert seen["direct"]["records"][0]["status"] == "timeout"
 
 
 def test_an_unreachable_upstream_reads_the_same_through_either_reader(make_gateway, sim, tmp_path):

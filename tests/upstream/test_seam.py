@@ -52,7 +52,7 @@ def test_rate_limit_errors_become_rate_limited():
 
 def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(make_gateway, sim):
     gateway = make_gateway(upstream_reader="litellm")
-    way_out = gateway.runtime.upstream
+    way_out = gateway.runtime.upstream.litellm
     inlined_before = way_out.executor.inlined
     completion, _ = gateway.ask("bench/trio")
     assert [s["status"] for s in completion.bench["seats"]] == ["ok"] * 5
@@ -66,13 +66,13 @@ def test_seat_calls_are_set_up_on_the_loop_and_sent_through_the_shared_session(m
 
 def test_seat_calls_to_an_openai_compatible_provider_are_read_directly(gateway, sim):
     way_out = gateway.runtime.upstream
-    inlined_before = way_out.executor.inlined
+    inlined_before = way_out.litellm.executor.inlined
     completion, _ = gateway.ask("bench/trio")
     assert [s["status"] for s in completion.bench["seats"]] == ["ok"] * 5
     # sent on the direct reader's own session (aiohttp, no SDK), litellm set up nothing
     assert way_out.direct.session is not None and not way_out.direct.session.closed
     assert {entry["user_agent"] for entry in sim.log()} == {""}
-    assert way_out.executor.inlined == inlined_before
+    assert way_out.litellm.executor.inlined == inlined_before
 
 
 def test_a_model_can_rule_the_direct_reader_out(make_gateway, sim):
@@ -95,7 +95,7 @@ def test_a_model_can_rule_the_direct_reader_out(make_gateway, sim):
     ],
 )
 def test_an_unreachable_endpoint_is_named_by_host_and_port_only(params, where):
-    assert upstream.endpoint_of(params) == where
+    assert failures.endpoint_of(params) == where
 
 
 def test_litellm_is_imported_only_behind_the_upstream_seam():
@@ -115,11 +115,12 @@ def test_litellm_is_imported_only_behind_the_upstream_seam():
 def test_direct_is_refused_at_start_for_a_provider_that_is_not_openai_compatible():
     import asyncio
 
-    way_out = upstream.LitellmUpstream()
+    way_out = upstream.UpstreamSeam()
     served = "anthropic/claude-sonnet-4-5"
     with pytest.raises(ValueError, match="upstream_reader: direct for anthropic/claude"):
         asyncio.run(way_out.open([served], {served: "direct"}))
-    assert way_out.session is None  # refused before anything was opened
+    # refused before anything was opened
+    assert way_out.litellm.session is None and way_out.direct.session is None
 
 
 def test_a_models_own_reader_overrides_the_gateways(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from gateway.upstream.inline import InlineWhere
+from gateway.upstream.litellm.inline import InlineWhere
 from gateway.upstream.setup_queue import SetupQueue
 
 

@@ -23,7 +23,7 @@ from litellm.llms.anthropic.messages.adapters.transformation import (
     LiteLLMAnthropicMessagesAdapter,
 )
 
-from gateway.upstream.chunks import litellm_chunk
+from gateway.upstream.translate.chat import litellm_chunk
 
 # Stateless but for its two flags, so one serves every request.
 _ADAPTER = LiteLLMAnthropicMessagesAdapter(keep_tool_errors=True)

@@ -18,7 +18,7 @@ from litellm.responses.litellm_completion_transformation.transformation import (
 )
 
 import gateway.upstream  # noqa: F401  (sets litellm.suppress_debug_info before any translator)
-from gateway.upstream.chunks import litellm_chunk
+from gateway.upstream.translate.chat import litellm_chunk
 
 # the litellm these translators are pinned to (tests/upstream/test_translate.py)
 VERSION = "1.110.2"

@@ -1,29 +1,30 @@
 """The direct reader: a call to an OpenAI-compatible provider sent and read by the gateway.
 
-litellm builds the request (gateway/upstream/wire.py); it goes out on a session of the
+litellm builds the request (gateway/upstream/direct/wire.py); it goes out on a session of the
 gateway's own, one connection pool for every such call, and the answer comes back read here:
 a plain one as one JSON document parsed once, a streamed one line by line
-(gateway/upstream/sse_reader.py). A failed answer is made into the exception litellm would have
-raised (gateway/upstream/wire_errors.py), so the seam classifies both readers' failures in the
-same place, the same way. Which models are read so: `reads_direct` (config
-`upstream_reader: auto|litellm|direct`, per model or in `gateway`).
+(gateway/upstream/direct/sse_reader.py). A failed answer is made into the exception litellm
+would have raised (gateway/upstream/direct/wire_errors.py), so the seam maps both readers'
+failures in the same place, the same way (gateway/upstream/failures.py). Which models are read
+so: `reads_direct` (config `upstream_reader: auto|litellm|direct`, per model or in `gateway`).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import aiohttp
 import litellm
 import orjson
 
-from gateway.upstream import wire_errors
-from gateway.upstream.answer import Answer
+from gateway.upstream.answer import Answer, read_stream
 from gateway.upstream.capped import CappedResponse
+from gateway.upstream.direct import wire_errors
+from gateway.upstream.direct.sse_reader import DirectStream
+from gateway.upstream.direct.wire import Target, build, target_of
 from gateway.upstream.setup_queue import SetupQueue
-from gateway.upstream.sse_reader import DirectStream
-from gateway.upstream.wire import Target, build, target_of
 
 READERS = ("auto", "litellm", "direct")
 
@@ -54,10 +55,14 @@ def reads_direct(model: str, reader: str) -> bool:
 
 
 class DirectReader:
-    """The session and the per-model targets of direct calls, opened by the app's lifespan."""
+    """The session and the per-model targets of direct calls, opened and closed by the seam.
+    *reading*: the queue answers are read through one at a time, entered once the headers are
+    in (a thousand answers arriving together are otherwise all ready on the loop at once, and a
+    health check waits behind every one of them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reading: SetupQueue | None = None) -> None:
         self.session: aiohttp.ClientSession | None = None
+        self.reading = reading
         self._targets: dict[int, tuple[dict[str, Any], Target]] = {}
 
     async def open(self) -> None:
@@ -95,21 +100,44 @@ class DirectReader:
         except (aiohttp.ClientConnectionError, OSError) as exc:  # as the SDK reports it
             raise wire_errors.unreachable(target) from exc
 
+    async def call(
+        self,
+        params: dict[str, Any],
+        messages: list[dict[str, Any]],
+        sampling: dict[str, Any],
+        timeout: float,
+        *,
+        stream: bool,
+        limit: int | None,
+    ) -> Answer:
+        """One seat's call, plain or streamed; raises litellm's exception for a failure (and
+        the gateway's own for a stream read to a bad end)."""
+        if not stream:
+            return await self.answer(params, messages, sampling, timeout)
+        started = time.monotonic()
+        opened = await self.stream(params, messages, sampling, timeout)
+        return await read_stream(opened, started, timeout, limit)
+
+    async def open_turn(
+        self, params: dict[str, Any], request: dict[str, Any], timeout: float
+    ) -> DirectStream:
+        """A route turn's streamed reply, opened."""
+        messages = request.get("messages") or []
+        asked = {k: v for k, v in request.items() if k != "messages"}
+        return await self.stream(params, messages, asked, timeout)
+
     async def answer(
         self,
         params: dict[str, Any],
         messages: list[dict[str, Any]],
         asked: dict[str, Any],
         timeout: float,
-        reading: SetupQueue | None = None,
     ) -> Answer:
-        """A plain call's answer; raises litellm's exception for a failure. *reading*: the queue
-        answers are read through one at a time, entered once the headers are in (a thousand
-        answers arriving together are otherwise all ready on the loop at once, and a health
-        check waits behind every one of them)."""
+        """A plain call's answer; raises litellm's exception for a failure."""
         target = self.target(params)
         request = build(target, params, messages, asked, stream=False)
         response = await self._send(target, request.body, request.headers, request.url, timeout)
+        reading = self.reading
         turn = await reading.enter() if reading is not None else None
         try:
             try:

@@ -1,5 +1,5 @@
 """An OpenAI-compatible SSE answer read off the wire: each `data:` line parsed once, as it
-arrives, into a chunk (gateway/upstream/chunks.py).
+arrives, into a typed chunk (gateway/upstream/chunks.py).
 
 Why: litellm's stream wrapper costs ~0.2 ms of CPU per chunk (an SDK event parser, a pydantic
 object built and rebuilt, logging hooks); reading the lines and parsing their JSON costs a
@@ -8,7 +8,7 @@ the gateway asks for (`include_usage`) comes last, on a chunk of its own, with t
 text split litellm adds, or counted by litellm's token counter when the provider reported none;
 a failure (an `{"error": ...}` event, a line that is not JSON, a cut connection, an end before
 the finish, a read that times out) is raised as the exception litellm raises for it
-(gateway/upstream/wire_errors.py).
+(gateway/upstream/direct/wire_errors.py).
 
 Everything one network read brought is parsed at once: `in_hand` says that the next chunk is
 ready without a wait, so route mode sends those chunks in one write.
@@ -24,9 +24,9 @@ import aiohttp
 import litellm
 import orjson
 
-from gateway.upstream import wire_errors
 from gateway.upstream.chunks import Chunk, Usage
-from gateway.upstream.wire import Target
+from gateway.upstream.direct import wire_errors
+from gateway.upstream.direct.wire import Target
 
 _DONE = b"[DONE]"
 
@@ -60,6 +60,9 @@ class DirectStream:
 
     def __aiter__(self) -> DirectStream:
         return self
+
+    def headers(self) -> dict[str, str]:
+        return dict(self._response_headers)
 
     def in_hand(self) -> bool:
         """Is the next chunk read already (no wait for the network)?"""
@@ -127,7 +130,7 @@ class DirectStream:
             if self._usage is not None and self._first is None:
                 self._first = raw
             return
-        chunk = Chunk(raw, self._target.model)
+        chunk = Chunk.read(raw, self._target.model)
         if self._first is None:
             self._first = raw
         for choice in chunk.choices:
@@ -151,9 +154,9 @@ class DirectStream:
         self._ended = True
         first = self._first or {}
         last: dict[str, Any] = {"id": first.get("id"), "created": first.get("created")}
-        usage = Usage(self._usage) if self._usage is not None else self._counted()
+        usage = Usage.read(self._usage) if self._usage is not None else self._counted()
         self._add_split(usage)
-        chunk = Chunk(last, self._target.model)
+        chunk = Chunk.read(last, self._target.model)
         chunk.usage = usage
         self._ready.append(chunk)
 
@@ -168,7 +171,7 @@ class DirectStream:
         completion = litellm.token_counter(model=model, text=text, count_response_tokens=True)
         reasoning = self._reasoning_tokens()
         completion += reasoning or 0
-        return Usage({"prompt_tokens": prompt, "completion_tokens": completion})
+        return Usage.read({"prompt_tokens": prompt, "completion_tokens": completion})
 
     def _reasoning_tokens(self) -> int | None:
         if self._only_text:

@@ -1,5 +1,5 @@
 """A call's HTTP request as litellm would send it to an OpenAI-compatible provider, built by
-litellm's own provider config and sent by the gateway itself (gateway/upstream/direct.py).
+litellm's own provider config and sent by the gateway itself (gateway/upstream/direct/reader.py).
 
 Why litellm still builds it: every quirk of a provider's request (which parameters it takes
 and under what names, its URL, its headers) is litellm's knowledge, kept up to date there; the

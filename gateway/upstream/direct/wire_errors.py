@@ -24,7 +24,7 @@ from litellm.litellm_core_utils.exception_mapping_utils import exception_type
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 from litellm.llms.openai.common_utils import OpenAIError, upstream_error_response
 
-from gateway.upstream.wire import Target
+from gateway.upstream.direct.wire import Target
 
 _SDK = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1/", max_retries=0)
 
