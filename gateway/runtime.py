@@ -1,7 +1,7 @@
 """What every request shares: config, record store, live figures, limits, the clock, the way out.
 
 Built once per app by the factory; nothing here is module-level state. The live figures and the
-limits sit on the board, which the workers of one gateway share (gateway/state/board.py).
+limits sit on the board, which the workers of one gateway share (gateway/board.py).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from gateway.access.keys import Keys
 from gateway.access.secrets import MIN_ERROR_LENGTH, Mask
 from gateway.access.throttle import CELLS as SIGN_IN_CELLS
+from gateway.board import Board
 from gateway.bodies import BodyReader
 from gateway.config.settings import Config
 from gateway.health import Health
 from gateway.state.admission import Admission
-from gateway.state.board import Board
 from gateway.state.conversations import Conversations
 from gateway.state.figures import Figures
 from gateway.state.limits import RateLimits
