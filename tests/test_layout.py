@@ -35,6 +35,7 @@ TIERS = [
     ("gateway.formats",),
     ("gateway.panel", "gateway.route", "gateway.records"),
     ("gateway.runtime",),
+    ("gateway.request",),
     ("gateway.access", "gateway.state", "gateway.store", "gateway.upstream"),
     ("gateway.bodies", "gateway.config", "gateway.health", "gateway.errors", "gateway"),
     ("routing",),
