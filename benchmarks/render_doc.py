@@ -229,7 +229,7 @@ FAST = [
     "- **Workers that share a burst**: `serve --workers N` gives each worker its own "
     "SO_REUSEPORT socket; uvicorn's shared socket let one worker take about two thirds of a "
     "1,000-panel burst. The workers keep cooldowns, rpm caps and rotation on one board in "
-    "shared memory (`gateway/state/board.py`): a few reads and writes under one `flock` per seat.",
+    "shared memory (`gateway/board.py`): a few reads and writes under one `flock` per seat.",
     "- **Records off the loop**: seat rows are batched into one transaction on a writer thread; "
     "each seat still waits for its own commit, so nothing answered is lost.",
     "- **No log line per litellm call**: building the app let the MCP SDK put a rich console "

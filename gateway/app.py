@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway.access.guard import Guard
 from gateway.access.masked import MaskedResponses
 from gateway.access.sessions import Access
+from gateway.board import Board
 from gateway.config.settings import Config
 from gateway.dashboard import page as dashboard
 from gateway.endpoints.routes import ROUTES as API_ROUTES
@@ -35,7 +36,6 @@ from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
-from gateway.state.board import Board
 from gateway.store.interface import RecordStore
 from gateway.store.open import open_store
 from gateway.upstream.seam import Upstream, UpstreamSeam

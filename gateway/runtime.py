@@ -1,7 +1,7 @@
 """What every request shares: config, record store, live figures, limits, the clock, the way out.
 
 Built once per app by the factory; nothing here is module-level state. The live figures and the
-limits sit on the board, which the workers of one gateway share (gateway/state/board.py).
+limits sit on the board, which the workers of one gateway share (gateway/board.py).
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from gateway.access.keys import Keys
 from gateway.access.secrets import MIN_ERROR_LENGTH, Mask
 from gateway.access.throttle import CELLS as SIGN_IN_CELLS
+from gateway.board import Board
 from gateway.bodies import BodyReader
 from gateway.config.settings import Config
 from gateway.health import Health
+from gateway.request.learn import Learning
 from gateway.state.admission import Admission
-from gateway.state.board import Board
 from gateway.state.conversations import Conversations
 from gateway.state.figures import Figures
 from gateway.state.limits import RateLimits
@@ -40,6 +41,7 @@ class Runtime:
     board: Board | None = None  # None: one of its own, sized for the config
     figures: Figures = field(init=False)
     rate_limits: RateLimits = field(init=False)
+    learning: Learning = field(init=False)  # what every call's outcome teaches (gateway/request)
     conversations: Conversations = field(init=False)  # route mode's
     keys: Keys = field(init=False)
     live: LiveState = field(init=False)  # the board, or Redis mirrored on it (gateway/state)
@@ -64,6 +66,7 @@ class Runtime:
         self.figures = Figures(self.board, aliases, shapes, journal)
         self.rate_limits = RateLimits(self.config, self.clock, self.board, journal)
         self.conversations = Conversations(self.board, self.clock, journal)
+        self.learning = Learning(self.rate_limits, self.figures, self.store, self.scrub_error)
         settings = self.config.gateway
         self.admission = Admission(
             settings.max_panels_in_flight, settings.max_seats_in_flight, self.store.room

@@ -24,9 +24,9 @@ from typing import Any  # noqa: E402
 import pytest  # noqa: E402
 
 from gateway.app import create_app  # noqa: E402
+from gateway.board import Board  # noqa: E402
 from gateway.config.settings import parse_config  # noqa: E402
 from gateway.serve.server import ServerThread  # noqa: E402
-from gateway.state.board import Board  # noqa: E402
 from simulator import create_sim_app  # noqa: E402
 from tests.helpers.pg import own_pg_server, pg_server, pg_url  # noqa: E402, F401  (fixtures)
 from tests.helpers.redis_server import own_redis, redis_server, redis_url  # noqa: E402, F401  (fixtures)

@@ -1,5 +1,6 @@
-"""The tree explains the architecture: packages by concept, imports one way, no cycle, and a
-short walk from a request's endpoint to the upstream call and the record write.
+"""The tree explains the architecture: packages by concept, imports one way, no cycle between
+modules nor between packages, and a short walk from a request's endpoint to the upstream call
+and the record write.
 
 Imports are read from the source (every `import`, at module level, inside functions and under
 `TYPE_CHECKING` alike), so a cycle cannot hide behind a late import. The walk is measured on a
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import itertools
 import sys
 import threading
 from collections.abc import Iterator
@@ -33,6 +35,7 @@ TIERS = [
     ("gateway.formats",),
     ("gateway.panel", "gateway.route", "gateway.records"),
     ("gateway.runtime",),
+    ("gateway.request",),
     ("gateway.access", "gateway.state", "gateway.store", "gateway.upstream"),
     ("gateway.bodies", "gateway.config", "gateway.health", "gateway.errors", "gateway"),
     ("routing",),
@@ -126,8 +129,79 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def package_cycles(graph: dict[str, set[str]], packages: set[str]) -> list[str]:
+    """Every cycle between the parts of one package, each subpackage standing for everything
+    under it (modules that never import each other back can still tie two packages in a knot:
+    `a.x` imports `b.y` while `b.z` imports `a.w`). Each cycle is named with one import that
+    makes each of its steps."""
+    found = []
+    for parent in sorted(packages | {""}):  # "": the top, where gateway, routing, simulator sit
+        prefix = f"{parent}." if parent else ""
+
+        def part(module: str, prefix: str = prefix) -> str | None:
+            if not module.startswith(prefix):
+                return None
+            return prefix + module[len(prefix) :].split(".")[0]
+
+        joined: dict[str, set[str]] = {}
+        because: dict[tuple[str, str], str] = {}
+        for a, edges in graph.items():
+            for b in edges:
+                pa, pb = part(a), part(b)
+                if pa is not None and pb is not None and pa != pb:
+                    joined.setdefault(pa, set()).add(pb)
+                    because.setdefault((pa, pb), f"{a} imports {b}")
+        for component in cycles(joined):
+            if not any(p in packages for p in component):
+                continue  # modules alone: the module check names that cycle
+            loop = a_loop(component, joined)
+            steps = [f"{a} -> {b} ({because[a, b]})" for a, b in itertools.pairwise(loop)]
+            found.append("; ".join(steps))
+    return found
+
+
+def a_loop(component: list[str], graph: dict[str, set[str]]) -> list[str]:
+    """A shortest way from the component's first member around and back to it."""
+    start, inside = component[0], set(component)
+    came: dict[str, str] = {}
+    queue = [start]
+    for at in queue:
+        for to in sorted(graph.get(at, set()) & inside):
+            if to == start:
+                way = [at]
+                while way[-1] != start:
+                    way.append(came[way[-1]])
+                return [*reversed(way), start]
+            if to not in came:
+                came[to] = at
+                queue.append(to)
+    raise AssertionError(f"{component} is no cycle")
+
+
 def test_no_module_imports_one_that_imports_it_back():
     assert cycles(imports()) == []
+
+
+def test_no_package_imports_one_that_imports_it_back():
+    """A package is one concept: if access imports state and state imports access, neither can
+    be read, tested or moved without the other."""
+    packages = {m for m, path in modules().items() if path.name == "__init__.py"}
+    knots = package_cycles(imports(), packages)
+    assert knots == [], "packages import each other:\n" + "\n".join(knots)
+
+
+def test_the_package_check_names_a_cycle_its_modules_alone_do_not_show():
+    graph = {
+        "gateway.a.x": {"gateway.b.y"},
+        "gateway.b.z": {"gateway.a.w"},
+        "gateway.a.w": set(),
+        "gateway.b.y": set(),
+    }
+    assert cycles(graph) == []
+    assert package_cycles(graph, {"gateway", "gateway.a", "gateway.b"}) == [
+        "gateway.a -> gateway.b (gateway.a.x imports gateway.b.y); "
+        "gateway.b -> gateway.a (gateway.b.z imports gateway.a.w)"
+    ]
 
 
 def test_a_package_init_imports_only_its_own_modules():

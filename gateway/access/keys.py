@@ -27,8 +27,8 @@ from typing import Any
 
 from starlette.requests import Request
 
+from gateway.board import WINDOW_S, Board, BoardFull
 from gateway.errors import Forbidden, GatewayError, TooManyRequests, Unauthorized
-from gateway.state.board import WINDOW_S, Board, BoardFull
 from routing import Catalog
 from routing.refusals import echo
 

@@ -31,8 +31,8 @@ from starlette.responses import Response
 from gateway.access.guard import is_loopback, parse_host
 from gateway.access.keys import KEY_PREFIX
 from gateway.access.throttle import CELLS, SignInThrottle
+from gateway.board import Board
 from gateway.errors import Forbidden, Unauthorized
-from gateway.state.board import Board
 
 ADMIN_TOKEN_ENV = "BENCH_ADMIN_TOKEN"
 SESSION_COOKIE = "bench_session"

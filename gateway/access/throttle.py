@@ -5,7 +5,7 @@ wrong tokens took 0.19 s, each a plain 401). Now each client address may be wron
 minute; past that every sign-in from it is refused with `Retry-After` until its minute is over,
 the right token included (a guesser learns nothing from a lucky guess inside the lockout).
 
-The counts live on the board (gateway/state/board.py), so every worker of one gateway refuses the
+The counts live on the board (gateway/board.py), so every worker of one gateway refuses the
 same client. The board only ever adds cells, so they form a small table: a client's count sits in
 one of `PROBES` cells picked by a hash of its address, reusing a cell whose minute is over. When
 all of them are busy with other clients (thousands of guessing addresses at once), it shares one
@@ -19,8 +19,8 @@ import logging
 import math
 from collections.abc import Callable
 
+from gateway.board import WINDOW_S, Board, BoardFull
 from gateway.errors import TooManyRequests
-from gateway.state.board import WINDOW_S, Board, BoardFull
 
 log = logging.getLogger("bench.access")
 

@@ -8,7 +8,6 @@ an answer is on the record even if the client has gone or the process dies a sec
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -16,16 +15,11 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
-from gateway.errors import (
-    UpstreamContextWindow,
-    UpstreamError,
-    UpstreamRateLimited,
-    UpstreamTimeout,
-)
+from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
 from gateway.panel.hints import NO_HINTS, Hints
 from gateway.panel.notices import provider_notice
+from gateway.request.learn import Answered
 from gateway.runtime import Runtime
-from gateway.state import quota_signals
 from gateway.state.limits import Permit, Refused
 from gateway.upstream.params import supported_params
 from routing import Panel
@@ -197,8 +191,7 @@ class Fanout:
             result.tokens_in, result.tokens_out = answer.tokens_in, answer.tokens_out
             first = answer.first_token_s  # to the ms, as seconds is: never past it
             result.first_token_s = None if first is None else round(first, 3)
-            if runtime.rate_limits.heard(alias, answer.headers) is not None:
-                await self._remember(alias)
+            await runtime.learning.learn(alias, Answered(answer.headers))
             if result.status == SeatStatus.EMPTY:
                 result.error, result.error_class = "the model returned an empty answer", "empty"
             elif (notice := provider_notice(text)) is not None:
@@ -213,26 +206,16 @@ class Fanout:
     async def _failed(self, result: SeatResult, exc: UpstreamError) -> None:
         result.error = self.runtime.scrub_error(exc.message)
         result.error_class = exc.kind
+        now = self.runtime.clock()
+        until = await self.runtime.learning.learn(result.alias, exc)
         if isinstance(exc, UpstreamRateLimited):
             result.status = SeatStatus.RATE_LIMITED
-            now = self.runtime.clock()
-            zone = self.runtime.config.gateway.quota_day_tz
-            learned = quota_signals.after_429(result.error or "", exc.headers, now, zone)
-            if learned.until is None and exc.retry_after is not None:
-                learned = dataclasses.replace(learned, until=now + exc.retry_after, source="body")
-            until = self.runtime.rate_limits.learn(result.alias, learned)
+            assert until is not None  # a 429 always cools its model
             result.error = f"{result.error} (cooling {until - now:.0f} s)"
-            await self._remember(result.alias)
         elif isinstance(exc, UpstreamTimeout):
             result.status = SeatStatus.TIMEOUT
         else:
             result.status = SeatStatus.ERROR
-        if isinstance(exc, UpstreamContextWindow) and exc.limit:
-            if self.runtime.figures.learn_window(result.alias, exc.limit):
-                try:
-                    await self.runtime.store.learn_window(result.alias, exc.limit)
-                except Exception:
-                    log.exception("could not record %s's context window", result.alias)
 
     def _may_pace(self, seat: str, refused: Refused) -> bool:
         """Wait for a member's rpm slot rather than hand its seat to a reserve, when the slot
@@ -257,17 +240,6 @@ class Fanout:
                 "hand its seat to a reserve (gateway.pace_wait_s)"
             )
         return permit
-
-    async def _remember(self, alias: str) -> None:
-        """Keep a cooldown learned from a provider across restarts."""
-        cooldown = self.runtime.rate_limits.cooldown_of(alias)
-        if cooldown is None:
-            return
-        row = {"alias": alias, "until": cooldown.until, "why": cooldown.why}
-        try:
-            await self.runtime.store.learn_limit({**row, "source": cooldown.source})
-        except Exception:
-            log.exception("could not record %s's learned limit", alias)
 
     async def _finished(self, result: SeatResult) -> None:
         if result.status == SeatStatus.OK and self.counts:

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
+from gateway.request.learn import Answered
 from gateway.route.ask import RouteAsk
 from gateway.runtime import Runtime
+from gateway.upstream.failures import headers_of
 from gateway.upstream.params import max_output_of, supported_params
 from gateway.upstream.relay import chunks_of, close
 from routing import content_text, estimate_tokens
@@ -87,7 +89,8 @@ async def open_member(
     runtime: Runtime, ask: RouteAsk, alias: str, request: dict[str, Any], wait_s: float
 ) -> Opened:
     """Open *alias*'s stream for *request* and read it up to its first piece, for at most
-    *wait_s*; raise MemberFailed (a 429 cools the member first)."""
+        *wait_s*; raise MemberFailed. Either way the outcome is learned first (a 429 cools the
+    member, an answer's headers may say it has no requests left)."""
     settings = runtime.config.gateway
     params = runtime.config.litellm_params[alias]
     kept, dropped = ask.hints.resolve(supported_params(params["model"]))
@@ -95,31 +98,32 @@ async def open_member(
     started = time.monotonic()
     stream: Any = None
     held: list[Any] = []
+    first: float | None = None
     try:
-        async with asyncio.timeout(wait_s):
-            stream = await runtime.upstream.open_turn(
-                params,
-                sent,
-                settings.seat_timeout_s,
-                stream=True,
-                max_answer_bytes=settings.max_answer_bytes,
-                reader=runtime.config.reader(alias),
-            )
-            async for chunk in chunks_of(stream, settings.seat_timeout_s):
-                held.append(chunk)
-                if has_piece(chunk):
-                    first = round(time.monotonic() - started, 3)
-                    return Opened(alias, stream, held, first, dropped)
-        failure = Failure(alias, "empty", "the model returned nothing")
-    except TimeoutError:
-        failure = Failure(alias, "timeout", f"no first piece within {round(wait_s, 1):g} s")
-    except UpstreamRateLimited as exc:
-        until = runtime.rate_limits.cool(alias, exc.retry_after, "rate limited (429)")
-        error = f"{runtime.scrub_error(exc.message)} (cooling {until - runtime.clock():.0f} s)"
-        failure = Failure(alias, "rate_limited", error, exc.kind)
-    except UpstreamError as exc:
-        status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
-        failure = Failure(alias, status, runtime.scrub_error(exc.message) or exc.kind, exc.kind)
+        try:
+            async with asyncio.timeout(wait_s):
+                stream = await runtime.upstream.open_turn(
+                    params,
+                    sent,
+                    settings.seat_timeout_s,
+                    stream=True,
+                    max_answer_bytes=settings.max_answer_bytes,
+                    reader=runtime.config.reader(alias),
+                )
+                async for chunk in chunks_of(stream, settings.seat_timeout_s):
+                    held.append(chunk)
+                    if has_piece(chunk):
+                        first = round(time.monotonic() - started, 3)
+                        break
+        except TimeoutError:
+            failure = Failure(alias, "timeout", f"no first piece within {round(wait_s, 1):g} s")
+        except UpstreamError as exc:
+            failure = await _failed(runtime, alias, exc)
+        else:  # answered: what its headers say of the model's limits is learned first
+            await runtime.learning.learn(alias, Answered(headers_of(stream)))
+            if first is not None:
+                return Opened(alias, stream, held, first, dropped)
+            failure = Failure(alias, "empty", "the model returned nothing")
     except asyncio.CancelledError:  # the client left meanwhile: the stream is not left open
         if stream is not None:
             await close(stream)
@@ -127,6 +131,19 @@ async def open_member(
     if stream is not None:
         await close(stream)
     raise MemberFailed(failure)
+
+
+async def _failed(runtime: Runtime, alias: str, exc: UpstreamError) -> Failure:
+    """The member's failure, once what it says is learned (gateway/request/learn.py): a 429
+    cools the member as it would a panel seat."""
+    now = runtime.clock()
+    until = await runtime.learning.learn(alias, exc)
+    error = runtime.scrub_error(exc.message)
+    if isinstance(exc, UpstreamRateLimited):
+        assert until is not None  # a 429 always cools its model
+        return Failure(alias, "rate_limited", f"{error} (cooling {until - now:.0f} s)", exc.kind)
+    status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
+    return Failure(alias, status, error or exc.kind, exc.kind)
 
 
 async def next_opened(

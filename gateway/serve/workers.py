@@ -8,7 +8,7 @@ worker listens on its own socket and the kernel spreads new connections across t
 The supervisor starts, watches and stops: a worker that dies is started again; SIGTERM or
 SIGINT is passed on to every worker, which drains its running panels (records included) and
 exits; the supervisor exits 0 once they all have. It also makes the board every worker maps
-(gateway/state/board.py), so that cooldowns, rpm caps and rotation hold for the gateway as a whole,
+(gateway/board.py), so that cooldowns, rpm caps and rotation hold for the gateway as a whole,
 and removes it at the end.
 
 A worker tells the supervisor over a pipe when it listens: the supervisor prints the gateway's
@@ -33,10 +33,10 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from gateway.board import Board
 from gateway.config.settings import Config
 from gateway.serve import process
 from gateway.serve.ports import PortInUse, bound_socket
-from gateway.state.board import Board
 
 log = logging.getLogger("bench.workers")
 PORT_IN_USE = 98  # a worker's exit code when its port was taken (errno EADDRINUSE's number)

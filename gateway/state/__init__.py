@@ -1,6 +1,6 @@
 """The live state: where cooldowns, rpm windows, rotation and route conversations are kept.
 
-Why a seam: one gateway keeps them on its board (gateway/state/board.py), in memory its workers
+Why a seam: one gateway keeps them on its board (gateway/board.py), in memory its workers
 share; several replicas on several machines keep them in Redis (`state: redis://...`, contract §15).
 Every reader of the live figures (RateLimits, Figures, Conversations) reads the board either way:
 with Redis, the board is this worker's mirror, refreshed by each round trip, and the few steps
@@ -9,9 +9,10 @@ round trip each. Changes that need no answer (a seat ended, a cooldown learned, 
 along on the next one.
 
 The modules: `live` (the interface), `local` (the board's) and `redis_state`/`redis_link`/`chairs`
-(Redis's), `board` (the shared memory), `limits` and `quota_signals` (cooldowns, caps, what
-providers say of them), `figures` (what routing reads), `conversations` (route mode's),
-`admission` (a worker's panels in flight).
+(Redis's), `limits` and `quota_signals` (cooldowns, caps, what providers say of them), `figures`
+(what routing reads), `conversations` (route mode's), `admission` (a worker's panels in flight).
+The board itself sits below both this package and access (gateway/board.py), which count on it.
 
-May import: access (the caller), config, errors, health, routing.
+May import: access (the caller), the board (gateway/board.py: the shared memory), config,
+errors, health, routing.
 """

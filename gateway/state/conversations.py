@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.state.board import Board
+from gateway.board import Board
 
 BUCKETS = 1024
 IDLE_S = 3600.0

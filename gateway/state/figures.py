@@ -2,7 +2,7 @@
 
 Loaded from the records when the gateway starts, then kept current as panels are seated, seats
 finish and verdicts arrive, so choosing a panel never reads the store. The figures live on the
-board (gateway/state/board.py), so every worker reads the same ones; seating is marked under the
+board (gateway/board.py), so every worker reads the same ones; seating is marked under the
 board's lock in the same step that chose the panel, which is what makes concurrent panels rotate,
 in one worker or across several.
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from types import MappingProxyType
 from typing import Any, TypedDict
 
-from gateway.state.board import Board
+from gateway.board import Board
 from routing import Evidence, Standing
 from routing.evidence import DECAY, recent_after, recent_from_totals, wilson
 

@@ -9,7 +9,7 @@ says no requests remain cools the model before the next call meets a 429. An rpm
 by calls started in the last 60 s plus any still in flight, so a burst of concurrent panels
 cannot overrun it; an rpd
 cap by calls started on that calendar day (`gateway.quota_day_tz`). All of it lives on the board
-(gateway/state/board.py), so every worker of one gateway keeps the same cooldowns, caps and counts.
+(gateway/board.py), so every worker of one gateway keeps the same cooldowns, caps and counts.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.board import WINDOW_S, Board
 from gateway.config.settings import Config
 from gateway.state import quota_signals
-from gateway.state.board import WINDOW_S, Board
 from gateway.state.quota_signals import Learned
 
 _LOADED = "quota:loaded"

@@ -3,7 +3,7 @@
 --
 -- ARGV[1] is JSON: {"since": n, "epoch": "...", "now": t, "origin": id, "ops": [[kind, ...],
 -- ...]}, origin naming the worker that sent it. The live figures are the board's cells
--- (gateway/state/board.py), one hash field each, "a b text" with a and b written exactly (%.17g);
+-- (gateway/board.py), one hash field each, "a b text" with a and b written exactly (%.17g);
 -- `changed` scores every cell by the sequence number of its last write, so a worker asks only
 -- for what moved since its last reply. rpm windows are sorted sets of call tokens scored by
 -- their start: `ring:` for calls that ended (or never hold a slot), `open:` for calls in flight.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.access.keys import Client
-from gateway.state.board import Board
+from gateway.board import Board
 from gateway.state.conversations import Conversations, Key, Turn
 from gateway.state.figures import Figures
 from gateway.state.limits import Permit, RateLimits, Refused

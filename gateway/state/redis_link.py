@@ -54,8 +54,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
+from gateway.board import Board, BoardFull
 from gateway.health import Health
-from gateway.state.board import Board, BoardFull
 
 log = logging.getLogger("bench.state")
 

@@ -319,8 +319,8 @@ def test_a_revoked_key_is_refused_at_once_by_every_worker(make_gateway, sim, tmp
     """Two gateways on one store and one board, as two workers: each has just served the key
     (so a cache, if there were one, would hold it), and the revocation comes from another
     command, as `keys revoke` does; the very next request on either is a 401."""
+    from gateway.board import Board
     from gateway.cli.main import main
-    from gateway.state.board import Board
 
     raw = bench_raw(sim.url, require_keys=True)
     raw["store"] = f"sqlite:///{tmp_path / 'records.db'}"

@@ -16,7 +16,7 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
 
-from gateway.state.board import Board
+from gateway.board import Board
 
 # A hang guard, never a margin: a child's whole work is well under a second of board operations.
 HANG_S = 120.0

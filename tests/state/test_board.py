@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gateway.state.board import Board
+from gateway.board import Board
 from tests.helpers.bench import POOL, bench_raw, explorers, pool_raw, served
 from tests.helpers.board_workers import (
     HANG_S,
@@ -159,7 +159,7 @@ def test_a_verdict_sent_to_one_worker_counts_in_the_other(workers, sim):
 
 
 def test_a_full_board_says_so_instead_of_overwriting():
-    from gateway.state.board import BoardFull
+    from gateway.board import BoardFull
 
     board = Board.private(cells=1, slots=4)
     board.write("a", 1)

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from gateway.board import Board
 from gateway.records.usage import usage_lines
-from gateway.state.board import Board
 from tests.helpers.bench import bench_raw, served
 from tests.helpers.clocks import ManualClock, wait_until
 

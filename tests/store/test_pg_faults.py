@@ -21,9 +21,9 @@ import psycopg
 import pytest
 import yaml
 
+from gateway.board import Board
 from gateway.cli.main import main
 from gateway.health import Health
-from gateway.state.board import Board
 from gateway.store.postgres import PostgresStore
 from gateway.store.spill import Spill
 from tests.helpers.bench import bench_raw

@@ -16,6 +16,10 @@ where a name lives:
 
 Every method runs on the event loop and never across an await, so the lock is held for
 microseconds; `locked()` nests, for a few steps that must be seen together.
+
+A module of its own, below every package: the live state (gateway/state) keeps cooldowns and
+figures on it, and access (gateway/access) counts key rpm and wrong admin tokens on it, while the
+live state knows the caller from access. It imports nothing of the gateway.
 """
 
 from __future__ import annotations
