@@ -130,6 +130,7 @@ class UpstreamError(Exception):
     """A seat's call failed; `kind` is the error class written on the seat's record."""
 
     kind = "upstream"
+    status: int | None = None  # the provider's HTTP status, when it answered with one
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

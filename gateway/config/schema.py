@@ -184,8 +184,12 @@ class GatewaySettings(_Section):
     route_explore: float = Field(default=0.25, ge=0, le=1)
     # Route mode: the wait for a member's first piece (text, a tool call, or reasoning) before
     # the turn goes to the next; the last member left waits seat_timeout_s (docs/reliability.md)
-    first_token_s: float = Field(default=15.0, gt=0)
+    first_token_s: float = Field(default=10.0, gt=0)
     route_tries: int = Field(default=3, ge=1, le=10)
+    # Route mode: a 429 on the conversation's member stating a wait this short (and shorter than
+    # its wait for a first piece) is waited out and the member asked again, once; a longer one
+    # fails over at once. 0: always fail over at once.
+    route_wait_s: float = Field(default=3.0, ge=0, le=60)
     # Route mode: a member's stream silent this long mid-answer has stalled (it is continued on
     # the next member); a route stream still going after route_stream_max_s ends with an error.
     stall_s: float = Field(default=30.0, gt=0)

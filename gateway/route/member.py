@@ -12,6 +12,10 @@ long before its first word of text. The wait for it (`first_wait`) is `gateway.f
 a second longer per `PROMPT_TOKENS_PER_S` tokens of prompt (a provider reads a long prompt
 before it writes anything), and for the last member left the whole `gateway.seat_timeout_s`:
 leaving it early could only fail the turn, with nobody to hand it to.
+
+A member is asked again only in the two cases gateway/route/again.py names (a short stated
+Retry-After on the conversation's member, one 500), and a content filter's refusal ends the
+turn's failover (gateway/route/filtered.py).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
+from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamRefused, UpstreamTimeout
 from gateway.request.learn import Answered
+from gateway.route.again import Again
 from gateway.route.ask import RouteAsk
+from gateway.route.filtered import CONTENT_FILTER, names_a_filter, stopped_by_filter
 from gateway.runtime import Runtime
 from gateway.upstream.failures import headers_of
 from gateway.upstream.params import max_output_of, supported_params
@@ -34,12 +40,6 @@ from routing import content_text, estimate_tokens
 # How fast the slowest providers an agent meets read a prompt before the first token (tokens
 # per second): a 100,000-token context adds 20 s to the wait for a first piece.
 PROMPT_TOKENS_PER_S = 5000
-
-# A member limited for no longer than this (a stated Retry-After, or a cooldown about to end),
-# when no other member can take the turn, is waited for once rather than the turn refused: the
-# client would have to wait it out anyway, and then ask again. With an alternative, failing
-# over at once stays the rule.
-SHORT_WAIT_S = 5.0
 
 # A request's mark (never sent) of the form it takes: a prefill may be refused, then told.
 FORM, PREFILL = "_form", "prefill"
@@ -51,6 +51,8 @@ class Failure:
     status: str  # rate_limited | cooling | error | timeout | empty
     error: str
     kind: str = ""  # the UpstreamError's kind (refused, context_window, ...), else the status
+    http_status: int | None = None  # the provider's, when it answered with one
+    wait: float | None = None  # a 429 that stated its wait: seconds until its cooldown ends
 
     def view(self) -> dict[str, str]:
         return {"alias": self.alias, "status": self.status, "error": self.error}
@@ -82,7 +84,7 @@ class Plan:
     order: list[str]
     tries: int
     failures: list[Failure] = field(default_factory=list)
-    waited: bool = False  # a short wait on a limited member was waited out already
+    again: Again = field(default_factory=lambda: Again(None))
 
 
 async def open_member(
@@ -99,6 +101,7 @@ async def open_member(
     stream: Any = None
     held: list[Any] = []
     first: float | None = None
+    failure = Failure(alias, "empty", "the model returned nothing")
     try:
         try:
             async with asyncio.timeout(wait_s):
@@ -115,6 +118,10 @@ async def open_member(
                     if has_piece(chunk):
                         first = round(time.monotonic() - started, 3)
                         break
+                    if stopped_by_filter(chunk):  # its refusal: never taken for an empty answer
+                        said = "finish_reason content_filter before the answer began"
+                        failure = Failure(alias, "error", said, CONTENT_FILTER, 200)
+                        break
         except TimeoutError:
             failure = Failure(alias, "timeout", f"no first piece within {round(wait_s, 1):g} s")
         except UpstreamError as exc:
@@ -123,7 +130,6 @@ async def open_member(
             await runtime.learning.learn(alias, Answered(headers_of(stream)))
             if first is not None:
                 return Opened(alias, stream, held, first, dropped)
-            failure = Failure(alias, "empty", "the model returned nothing")
     except asyncio.CancelledError:  # the client left meanwhile: the stream is not left open
         if stream is not None:
             await close(stream)
@@ -135,15 +141,22 @@ async def open_member(
 
 async def _failed(runtime: Runtime, alias: str, exc: UpstreamError) -> Failure:
     """The member's failure, once what it says is learned (gateway/request/learn.py): a 429
-    cools the member as it would a panel seat."""
+    cools the member as it would a panel seat; a 400 naming a content filter is that
+    filter's refusal (gateway/route/filtered.py)."""
     now = runtime.clock()
     until = await runtime.learning.learn(alias, exc)
     error = runtime.scrub_error(exc.message)
     if isinstance(exc, UpstreamRateLimited):
         assert until is not None  # a 429 always cools its model
-        return Failure(alias, "rate_limited", f"{error} (cooling {until - now:.0f} s)", exc.kind)
+        left = until - now
+        stated = left if exc.retry_after is not None else None
+        said = f"{error} (cooling {left:.0f} s)"
+        return Failure(alias, "rate_limited", said, exc.kind, exc.status, stated)
     status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
-    return Failure(alias, status, error or exc.kind, exc.kind)
+    kind = exc.kind
+    if isinstance(exc, UpstreamRefused) and names_a_filter(exc.message):
+        kind = CONTENT_FILTER
+    return Failure(alias, status, error or exc.kind, kind, exc.status)
 
 
 async def next_opened(
@@ -157,7 +170,7 @@ async def next_opened(
     that refuses one (400) is given the next, without counting a try."""
     settings = runtime.config.gateway
     wait_s = first_wait(settings.first_token_s, ask)
-    while plan.order and plan.tries > 0 or await _waited_out(runtime, plan):
+    while plan.order and plan.tries > 0:
         alias = plan.order.pop(0)
         permit = await runtime.live.acquire(alias)
         if isinstance(permit, str):
@@ -166,44 +179,34 @@ async def next_opened(
         plan.tries -= 1
         cooling = runtime.rate_limits.cooling(runtime.clock(), plan.order)
         last = plan.tries == 0 or all(other in cooling for other in plan.order)
+        waited = settings.seat_timeout_s if last else wait_s
+        pause: float | None = None
         try:
             for request in forms(alias):
                 try:
-                    waited = settings.seat_timeout_s if last else wait_s
                     opened = await open_member(runtime, ask, alias, request, waited)
                 except MemberFailed as failed:
-                    plan.failures.append(failed.failure)
-                    if failed.failure.kind == "refused" and request.get(FORM) == PREFILL:
-                        failed.failure.error = f"refused the prefill: {failed.failure.error}"
+                    failure = failed.failure
+                    plan.failures.append(failure)
+                    if failure.kind == "refused" and request.get(FORM) == PREFILL:
+                        failure.error = f"refused the prefill: {failure.error}"
                         continue  # the same member, told to continue instead
+                    if failure.kind == CONTENT_FILTER:
+                        plan.order.clear()  # its refusal is the client's: nobody else is asked
+                    pause = plan.again.pause(failure, settings.route_wait_s, waited)
                     break
                 runtime.figures.seated(alias, runtime.clock())
+                plan.again.opening = False
                 return opened
         finally:
             permit.release()
+        if pause is not None:  # asked again once, spending no try (gateway/route/again.py)
+            plan.again.asked.add(alias)
+            plan.failures[-1].error += f"; asked again after {round(pause, 2):g} s"
+            await asyncio.sleep(pause)
+            plan.order.insert(0, alias)
+            plan.tries += 1
     return None
-
-
-async def _waited_out(runtime: Runtime, plan: Plan) -> bool:
-    """With no member left to try: wait out the shortest limit among the members that were
-    limited or cooling, if it ends within SHORT_WAIT_S and none was waited out yet this turn;
-    True when that member is to be tried again."""
-    if plan.waited:
-        return False
-    now = runtime.clock()
-    waits = []
-    for failure in plan.failures:
-        cooldown = runtime.rate_limits.cooldown_of(failure.alias)
-        if failure.status in ("rate_limited", "cooling") and cooldown is not None:
-            waits.append((cooldown.until - now, failure.alias))
-    if not waits or min(waits)[0] > SHORT_WAIT_S:
-        return False
-    seconds, alias = min(waits)
-    plan.waited = True
-    await asyncio.sleep(max(0.0, seconds) + 0.05)  # just past its end: its cooldown is over
-    plan.order.insert(0, alias)
-    plan.tries = max(plan.tries, 1)
-    return True
 
 
 def _capped(request: dict[str, Any], runtime: Runtime, alias: str) -> dict[str, Any]:

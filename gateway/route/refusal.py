@@ -1,5 +1,6 @@
 """A turn no member answered: its record, with each member's failure, and the refusal the
-client gets, naming them (gateway/route/start.py chooses and tries the members)."""
+client gets, naming them (gateway/route/start.py chooses and tries the members). A content
+filter's refusal is recorded as such (`error_class: content_filter`) and is the client's 400."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 
 from gateway.errors import BadRequest, GatewayError, PanelFailed, PayloadTooLarge, TooManyRequests
 from gateway.route.ask import RouteAsk
+from gateway.route.filtered import CONTENT_FILTER
 from gateway.route.member import Failure
 from gateway.runtime import Runtime
 
@@ -52,8 +54,9 @@ _REFUSED = ("refused", "context_window")
 def refusal(
     runtime: Runtime, conversation: str, turn: int, failures: list[Failure]
 ) -> GatewayError:
-    """What the client is told when no member answered: 429 when every one was limited, its
-    own 400 (413) when every one refused the request itself, else a 502."""
+    """What the client is told when no member answered: its own 400 when a member's content
+    filter refused it, 429 when every one was limited, its own 400 (413) when every one refused
+    the request itself, else a 502."""
     bench = {
         "bench": {
             "conversation": conversation,
@@ -64,6 +67,15 @@ def refusal(
     }
     headers = {"X-Bench-Conversation": conversation}
     named = "; ".join(f"{f.alias} {f.status}: {f.error}" for f in failures) or "no member"
+    if failures and failures[-1].kind == CONTENT_FILTER:  # never handed on (route/filtered.py)
+        last = failures[-1]
+        return BadRequest(
+            f"{last.alias} refused turn {conversation}.{turn} under its provider's content "
+            f"policy: {last.error}",
+            code="content_policy_violation",
+            headers=headers,
+            extra=bench,
+        )
     if failures and all(f.status in ("rate_limited", "cooling") for f in failures):
         seconds = runtime.rate_limits.retry_after(f.alias for f in failures)
         return TooManyRequests(

@@ -8,8 +8,11 @@ choice, tool calls and results, sampling). The member is the conversation's own 
 A member that fails before its first piece (429, 5xx, no connection, nothing within
 `gateway.first_token_s`, an empty reply) hands the turn to the next, at most `route_tries`
 (gateway/route/member.py); its chunks are held until then, so an agent never sees half a turn
-from a member that then failed. A stream that breaks after its first piece is continued on the
-next member (gateway/route/turn.py), never passed off as a quiet, short success.
+from a member that then failed. Only a short stated Retry-After on the conversation's member,
+and one 500, are asked again first (gateway/route/again.py); a content filter's refusal is the
+client's, never handed on (gateway/route/filtered.py). A stream that breaks after its first
+piece is continued on the next member (gateway/route/turn.py), never passed off as a quiet,
+short success.
 Every turn is a call record `<conversation>.<turn>` (gateway/route/turn.py), so verdicts
 on route turns count for their members as a panel seat's do.
 """
@@ -23,6 +26,7 @@ from typing import Any
 
 from gateway.access.keys import EVERYONE, Client
 from gateway.errors import NotFound
+from gateway.route.again import Again
 from gateway.route.ask import ROUTE, RouteAsk
 from gateway.route.member import Plan, next_opened
 from gateway.route.refusal import record_failed, refusal
@@ -91,7 +95,8 @@ async def start_turn(
                 "reserves": [],
             }
         )
-    plan = Plan(order, config.gateway.route_tries)
+    holder = held.member or (order[0] if order else None)  # the conversation's member
+    plan = Plan(order, config.gateway.route_tries, again=Again(holder))
     began = time.monotonic()
     opened = await next_opened(runtime, ask, plan, lambda alias: [ask.request])
     if opened is not None:

@@ -34,6 +34,7 @@ from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import with_keepalive
 from gateway.route.member import Failure, Opened, Plan, next_opened
 from gateway.route.refusal import refusal
+from gateway.route.usage import add_earlier, broken_call
 from gateway.route.watch import Watch
 from gateway.runtime import Runtime
 from gateway.state.conversations import Key
@@ -65,6 +66,8 @@ class RouteTurn:
     on_end: list[Callable[[], None]] = field(default_factory=list)
     given: int = 0  # held chunks handed on so far
     continued_by: str | None = None  # the member that finished a streamed answer
+    spent: list[tuple[int, int]] = field(default_factory=list)  # broken calls' tokens
+    began_at: int = 0  # characters of text sent when the member being read began
 
     def __post_init__(self) -> None:
         self.stream, self.held = self.opened.stream, self.opened.held
@@ -216,6 +219,9 @@ class RouteTurn:
         self.stream, self.held, self.member = opened.stream, opened.held, opened.alias
         if relayed:
             self.continued_by = opened.alias
+            spent = broken_call(self.answer.usage, self.ask.messages, sent, self.began_at)
+            self.spent.append(spent)
+            self.answer.usage, self.began_at = None, len(sent)  # the next call's own, summed
         else:  # nothing was sent: the answer is the new member's alone
             self.answer.forget()
             self.alias, self.dropped = opened.alias, opened.dropped
@@ -236,8 +242,11 @@ class RouteTurn:
                 delta.role = None
             kept = kept or bool(delta.content or getattr(delta, "tool_calls", None))
             kept = kept or bool(choice.finish_reason)
-        if not kept and not getattr(chunk, "usage", None):
+        reported = getattr(chunk, "usage", None)
+        if not kept and not reported:
             return None
+        if reported and self.spent and reported is not self.answer.usage:
+            add_earlier(reported, self.spent)  # every call that made the answer
         first = self.answer.first
         if first is not None:
             chunk.id, chunk.created = first.id, first.created

@@ -80,7 +80,15 @@ def stream_failed(exc: BaseException, timeout: float, *, seat: bool) -> Upstream
 
 
 def classify(exc: BaseException, timeout: float) -> UpstreamError:
-    """Map a litellm/SDK exception to the gateway's tree. Order matters: subclasses first."""
+    """Map a litellm/SDK exception to the gateway's tree, with the provider's HTTP status."""
+    error = _kind_of(exc, timeout)
+    status = getattr(exc, "status_code", None)
+    error.status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    return error
+
+
+def _kind_of(exc: BaseException, timeout: float) -> UpstreamError:
+    """Order matters: subclasses first."""
     message = short(exc)
     if isinstance(exc, litellm.RateLimitError):
         return UpstreamRateLimited(message, retry_after=_retry_after(exc), headers=headers_of(exc))

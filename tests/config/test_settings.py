@@ -281,6 +281,8 @@ WRONG = [
     (("gateway", "stall_s"), 0, "gateway.stall_s", "more than 0"),
     (("gateway", "route_stream_max_s"), -1, "gateway.route_stream_max_s", "more than 0"),
     (("gateway", "route_tries"), 11, "gateway.route_tries", "at most 10"),
+    (("gateway", "route_wait_s"), -1, "gateway.route_wait_s", "at least 0"),
+    (("gateway", "route_wait_s"), 61, "gateway.route_wait_s", "at most 60"),
     (("gateway", "quota_day_tz"), "Mars/Olympus", "gateway.quota_day_tz", "time zone"),
     (("gateway", "quota_day_tz"), "../../etc/passwd", "gateway.quota_day_tz", "time zone"),
     (("gateway", "pace_wait_s"), -0.5, "gateway.pace_wait_s", "at least 0"),
@@ -407,7 +409,8 @@ def test_new_settings_have_their_defaults_and_take_valid_values(tmp_path):
         1000,
         3,
     )
-    assert (gateway.route_explore, gateway.first_token_s, gateway.pace_wait_s) == (0.25, 15, 0)
+    assert (gateway.route_explore, gateway.first_token_s, gateway.pace_wait_s) == (0.25, 10, 0)
+    assert gateway.route_wait_s == 3
     assert (gateway.stall_s, gateway.route_stream_max_s) == (30, 600)
     assert gateway.quota_day_tz == "UTC" and config.state is None and config.model_rpd == {}
     assert (gateway.spill_dir, gateway.spill_max_mb) == ("data/spill", 1024)
@@ -534,6 +537,7 @@ PATHS: list[tuple[tuple, str]] = [
             "keepalive_s",
             "route_explore",
             "first_token_s",
+            "route_wait_s",
             "stall_s",
             "route_stream_max_s",
             "pace_wait_s",

@@ -21,7 +21,7 @@ def turn(gateway, messages=HI, headers=None) -> dict:
 
 
 def test_two_sessions_with_one_opening_are_two_conversations(crew, sim):
-    sim.set("sim-alpha", status=500, fail_times=1)  # the first goes to gamma
+    sim.set("sim-alpha", status=503, fail_times=1)  # the first goes to gamma
     first = turn(crew)
     assert first["alias"] == "gamma"
     second = turn(crew)  # the same text, no earlier turn: a new conversation, alpha again

@@ -19,9 +19,9 @@ QUESTION = [{"role": "user", "content": "What is 2 + 2?"}]
 MODEL = "bench/crew:route"
 
 
-def _asked(crew, headers: dict[str, str] | None = None):
+def _asked(crew, headers: dict[str, str] | None = None, messages=QUESTION):
     raw = crew.client.chat.completions.with_raw_response.create(
-        model=MODEL, messages=QUESTION, extra_headers=headers or {}
+        model=MODEL, messages=messages, extra_headers=headers or {}
     )
     return raw.parse(), raw.headers
 
@@ -81,13 +81,22 @@ def _streamed(gw, messages=QUESTION) -> tuple[str, dict, float]:
     return text, bench, time.monotonic() - began
 
 
-def test_a_first_token_after_20_s_is_handed_on_at_the_default_first_token_s(collection, sim):
-    gw = collection(seat_timeout_s=60)  # first_token_s: its default, 15 s
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_first_token_after_20_s_is_handed_on_at_the_default_first_token_s(
+    collection, sim, stream
+):
+    gw = collection(seat_timeout_s=60)  # first_token_s: its default, 10 s
     sim.set("sim-alpha", think_s=20)  # its stream opens at once, its first piece after 20 s
-    text, bench, seconds = _streamed(gw)
+    began = time.monotonic()
+    if stream:
+        text, bench, _ = _streamed(gw)
+    else:
+        reply, _ = _asked(gw)
+        text, bench = reply.choices[0].message.content, reply.model_extra["bench"]
+    seconds = time.monotonic() - began
     assert text.startswith("Simulated answer from sim-gamma.") and bench["alias"] == "gamma"
-    assert bench["failed_over"][0]["error"] == "no first piece within 15 s"
-    assert 15 <= seconds < 19  # before the slow primary would have answered
+    assert bench["failed_over"][0]["error"] == "no first piece within 10 s"
+    assert 10 <= seconds < 15  # within the matrix's 15 s, long before the primary's 20 s
 
 
 def test_a_reasoning_model_thinking_aloud_is_never_left_for_silence(collection, sim):
@@ -120,25 +129,41 @@ def test_a_long_prompt_is_given_longer_to_its_first_piece(collection, sim):
     assert bench["alias"] == "gamma"
 
 
-def test_a_short_retry_after_with_no_one_else_to_answer_is_waited_out_once(collection, sim):
+def test_a_conversation_keeps_its_member_through_a_short_retry_after(collection, sim):
     gw = collection(first_token_s=2)
-    sim.set("sim-alpha", status=429, retry_after=1, fail_times=1)
-    for other in ("sim-gamma", "sim-delta"):
-        sim.set(other, status=429, retry_after=30)
-    began = time.monotonic()
-    reply, headers = _asked(gw)
-    assert reply.model == headers["x-bench-model"] == "alpha"
-    assert 1 <= time.monotonic() - began < 3
-    assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma", "sim-delta")] == [2, 1, 1]
+    first, headers = _asked(gw)
+    assert first.model == "alpha"
+    sim.set("sim-alpha", status=429, retry_after=1, fail_times=1, latency_s=0.01)
+    later = [*QUESTION, {"role": "assistant", "content": first.choices[0].message.content}]
+    later.append({"role": "user", "content": "And 3 + 3?"})
+    again = {"X-Bench-Conversation": headers["x-bench-conversation"]}
+    reply, headers = _asked(gw, again, later)
+    assert reply.model == headers["x-bench-model"] == "alpha"  # the conversation keeps its model
+    _, limited, answered = sim.log("sim-alpha")  # its first turn's, then this turn's two
+    assert answered["started"] - limited["started"] >= 1
+    assert sim.log("sim-gamma") == [] and sim.log("sim-delta") == []
 
 
-def test_a_short_retry_after_with_an_alternative_fails_over_at_once(collection, sim):
-    gw = collection(first_token_s=2)
+def test_a_retry_after_longer_than_route_wait_s_fails_over_at_once(collection, sim):
+    gw = collection(first_token_s=2, route_wait_s=1.5)
     sim.set("sim-alpha", status=429, retry_after=2)
-    began = time.monotonic()
     reply, _ = _asked(gw)
-    assert reply.model == "gamma" and time.monotonic() - began < 1
+    assert reply.model == "gamma" and len(sim.log("sim-alpha")) == 1
     assert reply.model_extra["bench"]["failed_over"][0]["status"] == "rate_limited"
+    waiting = collection(first_token_s=2, route_wait_s=0)  # 0: never waits
+    sim.state.reset()
+    sim.set("sim-alpha", status=429, retry_after=1)
+    reply, _ = _asked(waiting)
+    assert reply.model == "gamma" and len(sim.log("sim-alpha")) == 1
+
+
+def test_a_short_retry_after_on_a_member_not_holding_the_conversation_fails_over(collection, sim):
+    gw = collection(first_token_s=2)
+    sim.set("sim-alpha", status=503)  # the member the conversation was to have
+    sim.set("sim-gamma", status=429, retry_after=1)
+    reply, _ = _asked(gw)
+    assert reply.model == "delta"
+    assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma", "sim-delta")] == [1, 1, 1]
 
 
 def test_a_short_retry_after_is_waited_out_only_once_and_a_long_one_never(collection, sim):
@@ -166,12 +191,11 @@ def test_a_short_retry_after_is_waited_out_only_once_and_a_long_one_never(collec
     [
         ({"status": 429, "retry_after": 30}, 1),
         ({"status": 429}, 1),
-        ({"status": 500}, 1),
         ({"status": 503}, 1),
         ({"empty": True}, 1),
-        ({"hang": True}, 2.5),  # silent: left after first_token_s (1 s here, 15 s by default)
+        ({"hang": True}, 2.5),  # silent: left after first_token_s (1 s here, 10 s by default)
     ],
-    ids=["429 with Retry-After", "429 without", "500", "503", "empty answer", "silent"],
+    ids=["429 with Retry-After", "429 without", "503", "empty answer", "silent"],
 )
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
 def test_a_primary_that_fails_before_its_first_piece_costs_one_attempt(
@@ -194,6 +218,31 @@ def test_a_primary_that_fails_before_its_first_piece_costs_one_attempt(
     assert model == "gamma" and text == "Simulated answer from sim-gamma. You said: What is 2 + 2?"
     assert [f["alias"] for f in bench["failed_over"]] == ["alpha"]
     assert len(sim.log("sim-alpha")) == 1  # one attempt, no hidden retry
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_500_every_time_is_asked_again_once_then_handed_on(collection, sim, stream):
+    gw = collection(first_token_s=1)
+    sim.set("sim-alpha", status=500)
+    if stream:
+        text, bench, _ = _streamed(gw)
+    else:
+        reply, _ = _asked(gw)
+        text, bench = reply.choices[0].message.content or "", reply.model_extra["bench"]
+    assert bench["alias"] == "gamma" and text.startswith("Simulated answer from sim-gamma.")
+    assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma")] == [2, 1]  # never a second
+    once, twice = bench["failed_over"]
+    assert once["alias"] == twice["alias"] == "alpha" and "asked again" in once["error"]
+
+
+def test_a_500_after_the_first_piece_is_never_asked_again(collection, sim):
+    gw = collection(first_token_s=1)
+    for served in ("sim-alpha", "sim-gamma", "sim-delta"):
+        sim.set(served, answer="one two three four five six")
+    sim.set("sim-alpha", error_after=1, answer="one two three four five six")  # a 500 event
+    text, bench, _ = _streamed(gw)
+    assert text == "one two three four five six" and bench["continued_by"] == "gamma"
+    assert len(sim.log("sim-alpha")) == 1  # continued by the next member, not asked again
 
 
 def test_a_primary_whose_connection_is_refused_costs_one_attempt(make_gateway, sim):

@@ -4,6 +4,8 @@ minutes. Where trying again could help (a member's 5xx), it is still a 502."""
 
 from __future__ import annotations
 
+import json
+
 import anthropic
 import openai
 import pytest
@@ -66,3 +68,22 @@ def test_a_member_that_fails_where_trying_again_could_help_is_still_a_502(crew, 
     with pytest.raises(openai.APIStatusError) as caught:
         crew.ask("bench/crew:route", "hi")
     assert caught.value.status_code == 502
+
+
+def test_a_400_naming_a_content_policy_only_in_its_code_is_the_clients_at_once(crew, sim):
+    body = {"error": {"message": "Request blocked.", "type": "invalid_request_error",
+                      "code": "content_policy_violation"}}  # fmt: skip
+    script = {"status": 400, "content_type": "application/json", "parts": [json.dumps(body)]}
+    sim.set("sim-alpha", script=script)
+    with pytest.raises(openai.BadRequestError) as caught:
+        crew.ask("bench/crew:route", "hi")
+    assert caught.value.code == "content_policy_violation"
+    assert "content policy" in caught.value.message and "Request blocked." in caught.value.message
+    assert [len(sim.log(s)) for s in MEMBERS] == [1, 0, 0]  # nobody else asked
+
+
+def test_a_400_naming_no_content_policy_still_goes_to_the_next_member(crew, sim):
+    sim.set("sim-alpha", status=400, error_message="Unsupported parameter: 'frobnicate'")
+    completion, raw = crew.ask("bench/crew:route", "hi")
+    assert completion.model == raw.headers["x-bench-model"] == "gamma"
+    assert completion.model_extra["bench"]["failed_over"][0]["alias"] == "alpha"

@@ -125,7 +125,7 @@ def test_a_member_that_hangs_before_its_first_piece_hands_the_turn_on(crew, sim)
 
 
 def test_a_conversation_stays_with_its_member_across_turns(crew, sim):
-    sim.set("sim-alpha", status=500, fail_times=1)  # the first turn goes to gamma
+    sim.set("sim-alpha", status=503, fail_times=1)  # the first turn goes to gamma
     messages = [{"role": "user", "content": "plan the trip"}]
     reply = crew.client.chat.completions.create(model="bench/crew:route", messages=messages)
     assert reply.model_extra["bench"]["alias"] == "gamma"
