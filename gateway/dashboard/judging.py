@@ -18,7 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.dashboard.views import TEMPLATES, html, page_or_sign_in, seat_views
+from gateway.dashboard.views import TEMPLATES, drawn, html, page_or_sign_in, seat_views
 from gateway.endpoints.common import runtime_of
 from gateway.runtime import Runtime
 
@@ -49,7 +49,7 @@ async def panel_page(request: Request) -> Response:
         "owed": sum(s["owed"] for s in seats),
         "next_owed": await next_owed(runtime, panel["id"]),
     }
-    return html(reply, TEMPLATES.get_template("panel.html").render(context), 200)
+    return html(reply, await drawn("panel.html", context), 200)
 
 
 async def next_owed(runtime: Runtime, after: str | None) -> str | None:

@@ -32,9 +32,9 @@ from gateway.dashboard.views import (
     ADMIN,
     NAMING,
     SECURITY_HEADERS,
-    TEMPLATES,
     access_of,
     allowed,
+    drawn,
     html,
     json_reply,
     page_or_sign_in,
@@ -73,7 +73,7 @@ async def index(request: Request) -> Response:
         "usage": usage,
         **evidence_context(runtime),
     }
-    return html(reply, TEMPLATES.get_template("index.html").render(context), 200)
+    return html(reply, await drawn("index.html", context), 200)
 
 
 async def panels_fragment(request: Request) -> Response:
@@ -81,7 +81,7 @@ async def panels_fragment(request: Request) -> Response:
     allowed(request)
     limit, before, owed = page_query(request.query_params)
     page = await _panel_list(runtime_of(request), limit, before, owed)
-    body = TEMPLATES.get_template("_panels.html").render(page=page, owed_only=owed, limit=limit)
+    body = await drawn("_panels.html", {"page": page, "owed_only": owed, "limit": limit})
     return HTMLResponse(body, headers=SECURITY_HEADERS)
 
 

@@ -4,6 +4,7 @@ each seat as a page shows it (named, or blind as Seat A, B, C... until judged)."
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -39,6 +40,13 @@ TEMPLATES = Environment(
     lstrip_blocks=True,
 )
 TEMPLATES.filters["answer"] = safe_markdown.render
+
+
+async def drawn(template: str, context: dict[str, Any]) -> str:
+    """A page with answers in it, drawn in a thread: drawing is bounded (gateway/dashboard/
+    markdown.py), but a page of many long answers still takes a while, and the event loop
+    serves every panel meanwhile."""
+    return await asyncio.to_thread(TEMPLATES.get_template(template).render, context)
 
 
 def _when(moment: float | None) -> str:
