@@ -58,6 +58,8 @@ class Access:
         self.throttle = SignInThrottle(board or Board.private(CELLS + 16, 16), clock)
         secret = (self.admin_token or "").encode()
         self._key = hashlib.sha256(b"bench-dashboard-session\x00" + secret).digest()
+        # what a blind page's seat ids are keyed with (gateway/dashboard/views.py)
+        self.seat_key = hashlib.sha256(b"bench-blind-seats\x00" + secret).digest()
 
     @classmethod
     def from_environment(

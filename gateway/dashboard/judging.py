@@ -18,7 +18,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.dashboard.views import TEMPLATES, drawn, html, page_or_sign_in, seat_views
+from gateway.dashboard.views import (
+    TEMPLATES,
+    access_of,
+    drawn,
+    html,
+    page_or_sign_in,
+    seat_views,
+)
 from gateway.endpoints.common import runtime_of
 from gateway.runtime import Runtime
 
@@ -34,7 +41,7 @@ async def panel_page(request: Request) -> Response:
         page = TEMPLATES.get_template("panel.html").render(csrf=token, missing=wanted[:200])
         return html(reply, page, 404)
     blind = runtime.config.gateway.blind_judging
-    seats = seat_views(panel["id"], panel.pop("seats"), blind)
+    seats = seat_views(panel["id"], panel.pop("seats"), blind, access_of(request).seat_key)
     for seat in seats:
         verdict = seat.get("verdict") or {}
         seat["marked"] = {

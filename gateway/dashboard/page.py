@@ -38,6 +38,7 @@ from gateway.dashboard.views import (
     html,
     json_reply,
     page_or_sign_in,
+    seat_call,
     seat_views,
 )
 from gateway.endpoints.common import read_body, runtime_of
@@ -58,7 +59,7 @@ async def index(request: Request) -> Response:
         return reply
     limit, before, owed = page_query(request.query_params)
     runtime = runtime_of(request)
-    panels = await _panel_list(runtime, limit, before, owed)
+    panels = await _panel_list(runtime, limit, before, owed, access_of(request).seat_key)
     keys = await runtime.store.keys()
     usage = await usage_section(runtime, request.query_params.get("month"))
     await runtime.live.refresh()
@@ -80,20 +81,24 @@ async def panels_fragment(request: Request) -> Response:
     """The panel list alone, as `GET /` renders it: what the page swaps in on a change."""
     allowed(request)
     limit, before, owed = page_query(request.query_params)
-    page = await _panel_list(runtime_of(request), limit, before, owed)
+    key = access_of(request).seat_key
+    page = await _panel_list(runtime_of(request), limit, before, owed, key)
     body = await drawn("_panels.html", {"page": page, "owed_only": owed, "limit": limit})
     return HTMLResponse(body, headers=SECURITY_HEADERS)
 
 
-async def _panel_list(runtime: Runtime, limit: int, before: str | None, owed: bool) -> Any:
-    """A page of panels with each one's seats as the page shows them, and the next owed one."""
+async def _panel_list(
+    runtime: Runtime, limit: int, before: str | None, owed: bool, key: bytes
+) -> Any:
+    """A page of panels with each one's seats as the page shows them (*key*: a blind page's
+    seat ids'), and the next owed one."""
     try:
         page = await runtime.store.panels_page(limit, before, owed)
     except UnknownCursor:
         raise NotFound(f"Unknown panel {before!r} in `before`.", param="before") from None
     blind = runtime.config.gateway.blind_judging
     for panel in page["panels"]:
-        panel["views"] = seat_views(panel["id"], panel["seats"], blind)
+        panel["views"] = seat_views(panel["id"], panel["seats"], blind, key)
     if owed and before is None:  # this page starts with it
         page["next_owed"] = page["panels"][0]["id"] if page["panels"] else None
     else:
@@ -149,12 +154,12 @@ async def give_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
     verdict = await runtime.bodies.read(await read_body(request, 1_000_000), check_verdict)
     blind = runtime.config.gateway.blind_judging
+    posted = verdict["call"]  # a blind page's seat id, or a call id
+    verdict["call"] = await seat_call(runtime, posted, access_of(request).seat_key)
     written, call = await judge(runtime, verdict, by=who, owner=None, blind=blind)
     shown = {name: call[name] for name in NAMING}
     blind_now = bool(call["verdict"]["blind"])
-    return json_reply(
-        {"call": verdict["call"], "recorded": written, "blind": blind_now, "shown": shown}
-    )
+    return json_reply({"call": posted, "recorded": written, "blind": blind_now, "shown": shown})
 
 
 async def create_key(request: Request) -> Response:
