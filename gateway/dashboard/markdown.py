@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 from markupsafe import Markup, escape
 
-MAX_CLAIM = 2_000  # a verdict's claim is at most this long (gateway/records/verdicts.py)
+from gateway.records.verdicts import MAX_CLAIM  # a claim is cut to what a verdict takes
+
 # An answer's markdown is drawn up to here; the rest (a runaway answer: answers are allowed up
 # to gateway.max_answer_bytes, 4 MB) is shown as plain text, escaped, so that no answer takes
 # long to draw however it is shaped.

@@ -40,7 +40,7 @@ def test_an_answer_past_the_drawn_bound_shows_its_rest_as_plain_text():
     html = safe_markdown.render(text, claims=True)
     assert html.count('class="claim"') == safe_markdown.DRAWN_MOST // 6  # only the drawn part's
     assert f"last {len(rest):,} characters, as plain text" in html
-    assert "<pre class=\"rest\">**not drawn** &lt;b&gt;" in html and "<strong>" not in html
+    assert '<pre class="rest">**not drawn** &lt;b&gt;' in html and "<strong>" not in html
     # the drawn part is what the same answer cut at the bound draws
     assert html.startswith(safe_markdown.render(text[: safe_markdown.DRAWN_MOST], claims=True))
 
