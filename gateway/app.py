@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.access.guard import Guard
 from gateway.access.masked import MaskedResponses
-from gateway.access.sessions import Access
+from gateway.access.sessions import Access, SessionRoot
 from gateway.config.settings import Config
 from gateway.dashboard import page as dashboard
 from gateway.endpoints.routes import ROUTES as API_ROUTES
@@ -114,6 +114,7 @@ def create_app(
             Middleware(
                 Guard, routes=routes, error_renderer_for=error_renderer_for, **_web_access(config)
             ),
+            Middleware(SessionRoot),  # a signed-in dashboard's own path (access/sessions.py)
         ],
         exception_handlers={
             GatewayError: _gateway_error,

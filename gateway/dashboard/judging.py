@@ -18,6 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway.access.sessions import dashboard_root
 from gateway.dashboard.views import (
     TEMPLATES,
     access_of,
@@ -38,7 +39,9 @@ async def panel_page(request: Request) -> Response:
     wanted = request.path_params["panel"]
     panel = await runtime.store.panel(wanted)
     if panel is None:
-        page = TEMPLATES.get_template("panel.html").render(csrf=token, missing=wanted[:200])
+        page = TEMPLATES.get_template("panel.html").render(
+            csrf=token, root=dashboard_root(request), missing=wanted[:200]
+        )
         return html(reply, page, 404)
     blind = runtime.config.gateway.blind_judging
     seats = seat_views(panel["id"], panel.pop("seats"), blind, access_of(request).seat_key)
@@ -50,6 +53,7 @@ async def panel_page(request: Request) -> Response:
         }
     context = {
         "csrf": token,
+        "root": dashboard_root(request),
         "panel": panel,
         "seats": seats,
         "blind": blind,

@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gateway.access.keys import KEY_NAME, LOCAL, key_record, new_key
-from gateway.access.sessions import check_csrf
+from gateway.access.sessions import SESSION_COOKIE, check_csrf, dashboard_root
 from gateway.bodies import json_object
 from gateway.dashboard.judging import next_owed, panel_page
 from gateway.dashboard.models import evidence_context
@@ -65,6 +65,7 @@ async def index(request: Request) -> Response:
     await runtime.live.refresh()
     context = {
         "csrf": token,
+        "root": dashboard_root(request),
         "page": panels,
         "owed_only": owed,
         "limit": limit,
@@ -83,7 +84,8 @@ async def panels_fragment(request: Request) -> Response:
     limit, before, owed = page_query(request.query_params)
     key = access_of(request).seat_key
     page = await _panel_list(runtime_of(request), limit, before, owed, key)
-    body = await drawn("_panels.html", {"page": page, "owed_only": owed, "limit": limit})
+    shown = {"page": page, "owed_only": owed, "limit": limit, "root": dashboard_root(request)}
+    body = await drawn("_panels.html", shown)
     return HTMLResponse(body, headers=SECURITY_HEADERS)
 
 
@@ -131,17 +133,27 @@ async def events(request: Request) -> Response:
 
 
 async def sign_in(request: Request) -> Response:
+    """The session cookie, and where its pages are (`root`: the page's script goes there)."""
     check_csrf(request)
     body = json_object(await read_body(request, 10_000), "The sign-in")
-    reply = Response(json.dumps({"signed_in": True}), media_type="application/json")
-    access_of(request).sign_in(body.get("token"), request, reply)
+    cookies = Response()
+    root = access_of(request).sign_in(body.get("token"), request, cookies)
+    reply = json_reply({"signed_in": True, "root": root + "/"})
+    for cookie in cookies.headers.getlist("set-cookie"):
+        reply.headers.append("set-cookie", cookie)
     return reply
 
 
 async def sign_out(request: Request) -> Response:
+    """Ends every admin session on the server (gateway/access/sessions.py), when asked from
+    one; the cookie goes too."""
     check_csrf(request)
+    access = access_of(request)
     reply = Response(json.dumps({"signed_in": False}), media_type="application/json")
-    reply.delete_cookie("bench_session", httponly=True, samesite="strict")
+    if access.signed_in(request):
+        access.sign_out()
+        path = dashboard_root(request) + "/"
+        reply.delete_cookie(SESSION_COOKIE, path=path, httponly=True, samesite="strict")
     return reply
 
 

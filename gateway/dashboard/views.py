@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from gateway.access.keys import LOCAL
-from gateway.access.sessions import ADMIN_TOKEN_ENV, Access, csrf_token
+from gateway.access.sessions import ADMIN_TOKEN_ENV, Access, csrf_token, dashboard_root
 from gateway.dashboard import markdown as safe_markdown
 from gateway.errors import Unauthorized
 
@@ -98,7 +98,10 @@ def page_or_sign_in(request: Request) -> tuple[HTMLResponse, str, bool]:
     if access.allowed(request):
         return reply, token, True
     page = TEMPLATES.get_template("signin.html").render(
-        csrf=token, token_set=access.admin_token is not None, env=ADMIN_TOKEN_ENV
+        csrf=token,
+        root=dashboard_root(request),
+        token_set=access.admin_token is not None,
+        env=ADMIN_TOKEN_ENV,
     )
     return html(reply, page, 401), token, False
 
