@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.access.guard import Guard
 from gateway.access.masked import MaskedResponses
-from gateway.access.sessions import Access
+from gateway.access.sessions import Access, SessionRoot
 from gateway.board import Board
 from gateway.config.settings import Config
 from gateway.dashboard import page as dashboard
@@ -109,10 +109,12 @@ def create_app(
         routes=routes,
         lifespan=lifespan,
         middleware=[
+            *_forwarded(config),
             Middleware(MaskedResponses, mask=runtime.secrets),  # (the net under the sources')
             Middleware(
                 Guard, routes=routes, error_renderer_for=error_renderer_for, **_web_access(config)
             ),
+            Middleware(SessionRoot),  # a signed-in dashboard's own path (access/sessions.py)
         ],
         exception_handlers={
             GatewayError: _gateway_error,
@@ -156,6 +158,19 @@ def _web_access(config: Config) -> dict[str, Any]:
     """Who the guard lets in (contract §14), from the config's `gateway:` settings."""
     names = ("allowed_hosts", "allowed_origins", "public_url")
     return {name: getattr(config.gateway, name) for name in names}
+
+
+def _forwarded(config: Config) -> list[Middleware]:
+    """X-Forwarded-For and -Proto believed from `gateway.trusted_proxies` only. uvicorn is told
+    to believe none (gateway/serve/); left to itself it believes any from 127.0.0.1, so every
+    local process could name whatever client address it liked (the sign-in throttle counts by
+    it)."""
+    trusted = config.gateway.trusted_proxies
+    if not trusted:
+        return []
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    return [Middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted))]
 
 
 def app_from_environment() -> Starlette:

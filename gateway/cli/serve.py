@@ -70,6 +70,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
         port=port,
         log_level="info",
         access_log=False,
+        proxy_headers=False,  # believed from gateway.trusted_proxies only (gateway/app.py)
         timeout_graceful_shutdown=int(config.gateway.drain_timeout_s),
         http=PROTOCOL,  # request heads bounded in size and time (gateway/serve/connection.py)
     )

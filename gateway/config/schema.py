@@ -132,7 +132,18 @@ def _state(value: Any) -> str:
     raise _fail("state", "expected redis://host:port/db, got {v}", v=got(value))
 
 
+def _network(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        raise _fail(
+            "trusted_proxies", "expected an IP address or network (10.0.0.0/8), got {v}", v=value
+        ) from None
+    return value
+
+
 Name = Annotated[str, AfterValidator(_plain_name)]
+Network = Annotated[str, AfterValidator(_network)]
 Host = Annotated[str, AfterValidator(_host)]
 Origin = Annotated[str, AfterValidator(lambda v: _url(v, origin=True))]
 Url = Annotated[str, AfterValidator(lambda v: _url(v, origin=False))]
@@ -175,6 +186,10 @@ class GatewaySettings(_Section):
     allowed_hosts: list[Host] = []
     allowed_origins: list[Origin] = []
     public_url: Url | None = None
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or networks):
+    # none by default, so a client's own address is the one the connection came from (the
+    # sign-in throttle counts by it) whatever headers it sends.
+    trusted_proxies: list[Network] = []
     # A seat whose answer is longer ends as an error (reading stops there).
     max_answer_bytes: int = Field(default=4_000_000, ge=1)
     # Per worker; beyond either, a panel is refused with 503 and Retry-After, nobody seated.

@@ -18,7 +18,15 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.dashboard.views import TEMPLATES, html, page_or_sign_in, seat_views
+from gateway.access.sessions import dashboard_root
+from gateway.dashboard.views import (
+    TEMPLATES,
+    access_of,
+    drawn,
+    html,
+    page_or_sign_in,
+    seat_views,
+)
 from gateway.endpoints.common import runtime_of
 from gateway.runtime import Runtime
 
@@ -31,10 +39,12 @@ async def panel_page(request: Request) -> Response:
     wanted = request.path_params["panel"]
     panel = await runtime.store.panel(wanted)
     if panel is None:
-        page = TEMPLATES.get_template("panel.html").render(csrf=token, missing=wanted[:200])
+        page = TEMPLATES.get_template("panel.html").render(
+            csrf=token, root=dashboard_root(request), missing=wanted[:200]
+        )
         return html(reply, page, 404)
     blind = runtime.config.gateway.blind_judging
-    seats = seat_views(panel["id"], panel.pop("seats"), blind)
+    seats = seat_views(panel["id"], panel.pop("seats"), blind, access_of(request).seat_key)
     for seat in seats:
         verdict = seat.get("verdict") or {}
         seat["marked"] = {
@@ -43,13 +53,14 @@ async def panel_page(request: Request) -> Response:
         }
     context = {
         "csrf": token,
+        "root": dashboard_root(request),
         "panel": panel,
         "seats": seats,
         "blind": blind,
         "owed": sum(s["owed"] for s in seats),
         "next_owed": await next_owed(runtime, panel["id"]),
     }
-    return html(reply, TEMPLATES.get_template("panel.html").render(context), 200)
+    return html(reply, await drawn("panel.html", context), 200)
 
 
 async def next_owed(runtime: Runtime, after: str | None) -> str | None:

@@ -18,30 +18,42 @@ from collections.abc import Callable
 
 from markupsafe import Markup, escape
 
-MAX_CLAIM = 2_000  # a verdict's claim is at most this long (gateway/records/verdicts.py)
+from gateway.records.verdicts import MAX_CLAIM  # a claim is cut to what a verdict takes
 
+# An answer's markdown is drawn up to here; the rest (a runaway answer: answers are allowed up
+# to gateway.max_answer_bytes, 4 MB) is shown as plain text, escaped, so that no answer takes
+# long to draw however it is shaped.
+DRAWN_MOST = 100_000
+
+# Every pattern is linear in what it reads: no two quantifiers can share the same characters
+# (`*+`/`++` keep what they took), each search starts where a run of its opening characters
+# starts, and a link's text or address stops at the next `[`, so no two starts scan the same
+# characters. (A table row, a run of `!` or `#` and a long line of spaces took seconds each.)
 _FENCE = re.compile(r"^```[^\n`]*\n(.*?)(?:^```[ \t]*$|\Z)", re.S | re.M)
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$")
-_ITEM = re.compile(r"^([ \t]*)([-*+]|\d{1,9}[.)])[ \t]+(.*)$")
-_RULE = re.compile(r"^[ \t]*([-*_])([ \t]*\1){2,}[ \t]*$")
-_QUOTE = re.compile(r"^[ \t]*>[ \t]?(.*)$")
-_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
-_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*$")
+_HEADING = re.compile(r"#{1,6}[ \t]++(.+)")  # on a stripped line; the tail's `#`s trimmed after
+_ITEM = re.compile(r"([ \t]*+)([-*+]|\d{1,9}[.)])[ \t]++(.*)$")
+_RULE = re.compile(r"[ \t]*+([-*_])(?:[ \t]*+\1){2,}+[ \t]*+$")
+_QUOTE = re.compile(r"[ \t]*+>[ \t]?(.*)$")
+_TABLE_ROW = re.compile(r"[ \t]*+\|.*\|[ \t]*+$")
+_TABLE_RULE = re.compile(r"\|?[ \t]*+:?-{2,}+:?[ \t]*+(?:\|[ \t]*+:?-{2,}+:?[ \t]*+)*+\|?$")
 _CODE_SPAN = re.compile(r"(`[^`\n]+`)")
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\s]*)[^)\n]*\)")
-_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]*)[^)\n]*\)")
+_IMAGE = re.compile(r"!\[([^\[\]\n]*+)\]\(([^)\s\[]*+)[^)\n\[]*+\)")
+_LINK = re.compile(r"\[([^\[\]\n]++)\]\(([^)\s\[]*+)[^)\n\[]*+\)")
 _BOLD = re.compile(r"\*\*([^*\n]+)\*\*")
 _ITALIC = re.compile(r"(?<![*\w])\*([^*\s][^*\n]*?)\*(?![*\w])")
 # A sentence ends at . ! or ? (closing quotes or brackets may follow), then space, then what
 # starts one; not after a few abbreviations a sentence rarely ends on.
-_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+(?=[A-Z0-9\"'(\[`*])")
+_SENTENCE_END = re.compile(r"(?<![.!?])[.!?]++[\"')\]]*+\s++(?=[A-Z0-9\"'(\[`*])")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|Mr|Mrs|Ms|Dr|St|No)|\b[A-Z])\.$")
+_MARKS = "`[*"  # a line without any of these has no code, image, link, bold or italics
+_WORD_MOST = 12  # the abbreviation's check reads this much before a sentence's end (> "approx")
 
 
 def render(text: str | None, claims: bool = False) -> Markup:
     """HTML for *text*: escaped throughout, with a small safe subset of markdown's shapes."""
     if not text:
         return Markup("")
+    text, rest = text[:DRAWN_MOST], text[DRAWN_MOST:]
     parts: list[str] = []
     at = 0
     for fence in _FENCE.finditer(text):
@@ -49,6 +61,10 @@ def render(text: str | None, claims: bool = False) -> Markup:
         parts.append(f"<pre><code>{escape(fence.group(1).rstrip(chr(10)))}</code></pre>")
         at = fence.end()
     parts.extend(_prose(text[at:], claims))
+    if rest:
+        shown = f"{len(rest):,}"
+        parts.append(f'<p class="muted">The answer\'s last {shown} characters, as plain text:</p>')
+        parts.append(f'<pre class="rest">{escape(rest)}</pre>')
     return Markup("\n".join(parts))
 
 
@@ -63,8 +79,8 @@ def _prose(text: str, claims: bool) -> list[str]:
             line = lines[i]
             if not line.strip():
                 i += 1
-            elif heading := _HEADING.match(line.strip()):
-                out.append(f"<h4>{_inline(heading.group(1))}</h4>")
+            elif (heading := _heading(line)) is not None:
+                out.append(f"<h4>{_inline(heading)}</h4>")
                 i += 1
             elif _RULE.match(line):
                 out.append("<hr>")
@@ -76,7 +92,7 @@ def _prose(text: str, claims: bool) -> list[str]:
                 quoted = "\n".join(m.group(1) for s in lines[i:end] if (m := _QUOTE.match(s)))
                 out.append(f"<blockquote>{_paragraph(quoted, claims)}</blockquote>")
                 i = end
-            elif _TABLE_ROW.match(line) and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]):
+            elif _TABLE_ROW.match(line) and i + 1 < len(lines) and _table_rule(lines[i + 1]):
                 end = _run(lines, i + 2, lambda s: bool(_TABLE_ROW.match(s)))
                 out.append(_table(lines[i], lines[i + 2 : end], claims))
                 i = end
@@ -85,6 +101,20 @@ def _prose(text: str, claims: bool) -> list[str]:
                 out.append(_paragraph("\n".join(lines[i:end]), claims))
                 i = end
     return out
+
+
+def _heading(line: str) -> str | None:
+    """A heading's words: after its `#`s, without the `#`s and spaces that close it (the words'
+    first character stays, even if it is one of them)."""
+    found = _HEADING.match(line.strip())
+    if found is None:
+        return None
+    said = found.group(1)
+    return said.rstrip(" \t#") or said[0]
+
+
+def _table_rule(line: str) -> bool:
+    return _TABLE_RULE.match(line.strip(" \t")) is not None
 
 
 def _run(lines: list[str], start: int, keeps: Callable[[str], bool]) -> int:
@@ -98,7 +128,7 @@ def _run(lines: list[str], start: int, keeps: Callable[[str], bool]) -> int:
 def _plain(line: str) -> bool:
     """A paragraph's next line: one that starts no other kind of run."""
     return bool(line.strip()) and not (
-        _HEADING.match(line.strip())
+        _heading(line) is not None
         or _ITEM.match(line)
         or _RULE.match(line)
         or _QUOTE.match(line)
@@ -111,23 +141,23 @@ def _list(lines: list[str], i: int, out: list[str], claims: bool) -> int:
     list, numbered if its first item is; deeper items are marked by their indent's depth."""
     first = _ITEM.match(lines[i])
     numbered = first is not None and first.group(2)[0].isdigit()
-    items: list[tuple[int, str]] = []
+    items: list[tuple[int, list[str]]] = []
     while i < len(lines):
         item = _ITEM.match(lines[i])
         if item and not item.group(1) and item.group(2)[0].isdigit() != numbered:
             break  # a list of the other kind begins
         if item:
             depth = min(len(item.group(1).expandtabs(4)) // 2, 3)
-            items.append((depth, item.group(3)))
+            items.append((depth, [item.group(3)]))
         elif lines[i].startswith((" ", "\t")) and lines[i].strip() and items:
-            depth, said = items[-1]
-            items[-1] = (depth, said + "\n" + lines[i].strip())
+            items[-1][1].append(lines[i].strip())
         else:
             break
         i += 1
     tag = "ol" if numbered else "ul"
     rows = "".join(
-        f'<li class="depth-{depth}">{_claim(said, claims)}</li>' for depth, said in items
+        f'<li class="depth-{depth}">{_claim(chr(10).join(said), claims)}</li>'
+        for depth, said in items
     )
     out.append(f"<{tag}>{rows}</{tag}>")
     return i
@@ -170,11 +200,14 @@ def _claim_text(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """*text* cut into sentences (not inside `code`, not after e.g. or a single initial)."""
-    found, start = [], 0
+    """*text* cut into sentences (not inside `code`, not after e.g. or a single initial). Each
+    candidate end is looked at once: the backticks before it are counted from the last one on,
+    and the abbreviation is looked for in the few characters before it."""
+    found, start, ticks, counted = [], 0, 0, 0
     for end in _SENTENCE_END.finditer(text):
-        before = text[start : end.start() + 1]
-        if text[: end.start()].count("`") % 2 or _ABBREVIATION.search(before.rstrip(".!?") + "."):
+        at = end.start()  # the first of its . ! ?, so the sentence's words end here
+        ticks, counted = ticks + text.count("`", counted, at), at
+        if ticks % 2 or _abbreviated(text, start, at):
             continue
         found.append(text[start : end.end()].strip())
         start = end.end()
@@ -184,6 +217,13 @@ def sentences(text: str) -> list[str]:
     return found
 
 
+def _abbreviated(text: str, start: int, at: int) -> bool:
+    """Whether the sentence from *start* ends at *at* on an abbreviation. Only its last few
+    characters are read: an abbreviation is short, and one that starts past the first of them
+    sees the same word boundary as in the whole sentence."""
+    return bool(_ABBREVIATION.search(text[max(start, at - _WORD_MOST) : at] + "."))
+
+
 def _lines(text: str) -> str:
     return "<br>".join(_inline(line) for line in text.strip("\n").split("\n"))
 
@@ -191,6 +231,8 @@ def _lines(text: str) -> str:
 def _inline(line: str) -> str:
     """One line, escaped, then `code` (left as it is inside) and, outside code, images and
     links as text, **bold** and *italics* (their contents are escaped text already)."""
+    if not any(mark in line for mark in _MARKS):
+        return str(escape(line))  # nothing to draw (most lines): the patterns need not look
     out = []
     for n, piece in enumerate(_CODE_SPAN.split(line)):
         if n % 2:

@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gateway.access.keys import KEY_NAME, LOCAL, key_record, new_key
-from gateway.access.sessions import check_csrf
+from gateway.access.sessions import SESSION_COOKIE, check_csrf, dashboard_root
 from gateway.bodies import json_object
 from gateway.dashboard.judging import next_owed, panel_page
 from gateway.dashboard.models import evidence_context
@@ -32,12 +32,13 @@ from gateway.dashboard.views import (
     ADMIN,
     NAMING,
     SECURITY_HEADERS,
-    TEMPLATES,
     access_of,
     allowed,
+    drawn,
     html,
     json_reply,
     page_or_sign_in,
+    seat_call,
     seat_views,
 )
 from gateway.endpoints.common import read_body, runtime_of
@@ -58,12 +59,13 @@ async def index(request: Request) -> Response:
         return reply
     limit, before, owed = page_query(request.query_params)
     runtime = runtime_of(request)
-    panels = await _panel_list(runtime, limit, before, owed)
+    panels = await _panel_list(runtime, limit, before, owed, access_of(request).seat_key)
     keys = await runtime.store.keys()
     usage = await usage_section(runtime, request.query_params.get("month"))
     await runtime.live.refresh()
     context = {
         "csrf": token,
+        "root": dashboard_root(request),
         "page": panels,
         "owed_only": owed,
         "limit": limit,
@@ -73,27 +75,32 @@ async def index(request: Request) -> Response:
         "usage": usage,
         **evidence_context(runtime),
     }
-    return html(reply, TEMPLATES.get_template("index.html").render(context), 200)
+    return html(reply, await drawn("index.html", context), 200)
 
 
 async def panels_fragment(request: Request) -> Response:
     """The panel list alone, as `GET /` renders it: what the page swaps in on a change."""
     allowed(request)
     limit, before, owed = page_query(request.query_params)
-    page = await _panel_list(runtime_of(request), limit, before, owed)
-    body = TEMPLATES.get_template("_panels.html").render(page=page, owed_only=owed, limit=limit)
+    key = access_of(request).seat_key
+    page = await _panel_list(runtime_of(request), limit, before, owed, key)
+    shown = {"page": page, "owed_only": owed, "limit": limit, "root": dashboard_root(request)}
+    body = await drawn("_panels.html", shown)
     return HTMLResponse(body, headers=SECURITY_HEADERS)
 
 
-async def _panel_list(runtime: Runtime, limit: int, before: str | None, owed: bool) -> Any:
-    """A page of panels with each one's seats as the page shows them, and the next owed one."""
+async def _panel_list(
+    runtime: Runtime, limit: int, before: str | None, owed: bool, key: bytes
+) -> Any:
+    """A page of panels with each one's seats as the page shows them (*key*: a blind page's
+    seat ids'), and the next owed one."""
     try:
         page = await runtime.store.panels_page(limit, before, owed)
     except UnknownCursor:
         raise NotFound(f"Unknown panel {before!r} in `before`.", param="before") from None
     blind = runtime.config.gateway.blind_judging
     for panel in page["panels"]:
-        panel["views"] = seat_views(panel["id"], panel["seats"], blind)
+        panel["views"] = seat_views(panel["id"], panel["seats"], blind, key)
     if owed and before is None:  # this page starts with it
         page["next_owed"] = page["panels"][0]["id"] if page["panels"] else None
     else:
@@ -126,17 +133,27 @@ async def events(request: Request) -> Response:
 
 
 async def sign_in(request: Request) -> Response:
+    """The session cookie, and where its pages are (`root`: the page's script goes there)."""
     check_csrf(request)
     body = json_object(await read_body(request, 10_000), "The sign-in")
-    reply = Response(json.dumps({"signed_in": True}), media_type="application/json")
-    access_of(request).sign_in(body.get("token"), request, reply)
+    cookies = Response()
+    root = access_of(request).sign_in(body.get("token"), request, cookies)
+    reply = json_reply({"signed_in": True, "root": root + "/"})
+    for cookie in cookies.headers.getlist("set-cookie"):
+        reply.headers.append("set-cookie", cookie)
     return reply
 
 
 async def sign_out(request: Request) -> Response:
+    """Ends every admin session on the server (gateway/access/sessions.py), when asked from
+    one; the cookie goes too."""
     check_csrf(request)
+    access = access_of(request)
     reply = Response(json.dumps({"signed_in": False}), media_type="application/json")
-    reply.delete_cookie("bench_session", httponly=True, samesite="strict")
+    if access.signed_in(request):
+        access.sign_out()
+        path = dashboard_root(request) + "/"
+        reply.delete_cookie(SESSION_COOKIE, path=path, httponly=True, samesite="strict")
     return reply
 
 
@@ -149,12 +166,12 @@ async def give_verdict(request: Request) -> Response:
     runtime = runtime_of(request)
     verdict = await runtime.bodies.read(await read_body(request, 1_000_000), check_verdict)
     blind = runtime.config.gateway.blind_judging
+    posted = verdict["call"]  # a blind page's seat id, or a call id
+    verdict["call"] = await seat_call(runtime, posted, access_of(request).seat_key)
     written, call = await judge(runtime, verdict, by=who, owner=None, blind=blind)
     shown = {name: call[name] for name in NAMING}
     blind_now = bool(call["verdict"]["blind"])
-    return json_reply(
-        {"call": verdict["call"], "recorded": written, "blind": blind_now, "shown": shown}
-    )
+    return json_reply({"call": posted, "recorded": written, "blind": blind_now, "shown": shown})
 
 
 async def create_key(request: Request) -> Response:

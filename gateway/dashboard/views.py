@@ -4,21 +4,27 @@ each seat as a page shows it (named, or blind as Seat A, B, C... until judged)."
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import hmac
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from gateway.access.keys import LOCAL
-from gateway.access.sessions import ADMIN_TOKEN_ENV, Access, csrf_token
+from gateway.access.sessions import ADMIN_TOKEN_ENV, Access, csrf_token, dashboard_root
 from gateway.dashboard import markdown as safe_markdown
 from gateway.errors import Unauthorized
 
+if TYPE_CHECKING:
+    from gateway.runtime import Runtime
+
 ADMIN = "admin"  # who judged, on verdicts given from a signed-in dashboard
+SEAT_TOKEN = "seat-"  # a blind page's seat ids: <panel>.seat-<digest>
 # The page runs only its own script and styles: an injected tag or handler would not run even if
 # something escaped the escaping.
 SECURITY_HEADERS = {
@@ -39,6 +45,13 @@ TEMPLATES = Environment(
     lstrip_blocks=True,
 )
 TEMPLATES.filters["answer"] = safe_markdown.render
+
+
+async def drawn(template: str, context: dict[str, Any]) -> str:
+    """A page with answers in it, drawn in a thread: drawing is bounded (gateway/dashboard/
+    markdown.py), but a page of many long answers still takes a while, and the event loop
+    serves every panel meanwhile."""
+    return await asyncio.to_thread(TEMPLATES.get_template(template).render, context)
 
 
 def _when(moment: float | None) -> str:
@@ -85,18 +98,24 @@ def page_or_sign_in(request: Request) -> tuple[HTMLResponse, str, bool]:
     if access.allowed(request):
         return reply, token, True
     page = TEMPLATES.get_template("signin.html").render(
-        csrf=token, token_set=access.admin_token is not None, env=ADMIN_TOKEN_ENV
+        csrf=token,
+        root=dashboard_root(request),
+        token_set=access.admin_token is not None,
+        env=ADMIN_TOKEN_ENV,
     )
     return html(reply, page, 401), token, False
 
 
-def seat_views(panel_id: str, seats: list[dict[str, Any]], blind: bool) -> list[dict[str, Any]]:
+def seat_views(
+    panel_id: str, seats: list[dict[str, Any]], blind: bool, key: bytes = b""
+) -> list[dict[str, Any]]:
     """The seats as a page shows them, in the order it shows them. Each has `call`, `label`,
     `shown` (whether its model may be named) and `owed`. Blind (gateway.blind_judging), the
     seats are labelled Seat A, B, C... in an order drawn from their call ids, so neither the
-    label nor the place says which model sat where; a seat's model, connection and error (an
-    error can name its model) are left out until it is judged, and those of a seat that cannot
-    be judged until no seat of its panel is owed a verdict."""
+    label nor the place says which model sat where; their `call` is a `seat_token` (a call id
+    says which seat it was: `p1.member3`, the collection's third member); a seat's model,
+    connection and error (an error can name its model) are left out until it is judged, and
+    those of a seat that cannot be judged until no seat of its panel is owed a verdict."""
     views = []
     for seat in seats:
         view = dict(seat)
@@ -113,6 +132,7 @@ def seat_views(panel_id: str, seats: list[dict[str, Any]], blind: bool) -> list[
     settled = not any(v["owed"] for v in views)
     for n, view in enumerate(views):
         view["label"] = f"Seat {_letters(n)}"
+        view["call"] = seat_token(panel_id, view["call"], key)
         judgeable = view["status"] == "ok"
         view["shown"] = view.get("verdict") is not None or (settled and not judgeable)
         if not view["shown"]:
@@ -120,6 +140,26 @@ def seat_views(panel_id: str, seats: list[dict[str, Any]], blind: bool) -> list[
                 view.pop(name, None)
             view["withheld"] = seat.get("error") is not None
     return views
+
+
+def seat_token(panel_id: str, call: str, key: bytes) -> str:
+    """A blind page's id for a seat: its panel's id and a digest of its call id keyed with the
+    gateway's secret (Access.seat_key), which says nothing about the seat."""
+    digest = hmac.new(key, f"{panel_id}\x00{call}".encode(), hashlib.sha256).hexdigest()
+    return f"{panel_id}.{SEAT_TOKEN}{digest[:20]}"
+
+
+async def seat_call(runtime: Runtime, token: str, key: bytes) -> str:
+    """The call a blind page's seat id stands for (*token* itself when it is not one)."""
+    panel_id, _, digest = token.rpartition(".")
+    if not digest.startswith(SEAT_TOKEN):
+        return token
+    panel = await runtime.store.panel(panel_id)
+    for seat in panel["seats"] if panel is not None else ():
+        call = str(seat.get("call") or seat.get("id"))
+        if hmac.compare_digest(seat_token(panel_id, call, key), token):
+            return call
+    return token  # unknown: the verdict says so, as for any unknown call
 
 
 def _letters(n: int) -> str:

@@ -17,12 +17,19 @@ from gateway.openapi.common import (
 )
 from gateway.records.pending import MAX_CALLS
 from gateway.records.usage import MONTH_PATTERN
-from gateway.records.verdicts import MAX_CLAIMS, MAX_NOTE
+from gateway.records.verdicts import MAX_CLAIM, MAX_CLAIMS, MAX_NOTE, VERDICTS_PER_MINUTE
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
+from gateway.store.rows import VERDICTS_KEPT
 
-_CLAIM: Schema = {"type": "string", "maxLength": 2000}
+_CLAIM: Schema = {"type": "string", "maxLength": MAX_CLAIM}
 VERDICT: Schema = {
     "type": "object",
+    "description": (
+        f"A note of at most {MAX_NOTE} characters; at most {MAX_CLAIMS} claims of at most "
+        f"{MAX_CLAIM} characters in each of real and false (else 400, naming the field). A "
+        f"call keeps its newest {VERDICTS_KEPT} verdicts; at most {VERDICTS_PER_MINUTE} "
+        "verdicts a minute from each gateway key, else 429 with Retry-After."
+    ),
     "required": ["call", "useful"],
     "additionalProperties": False,
     "properties": {
@@ -142,7 +149,7 @@ PATHS: dict[str, Any] = {
             "A verdict on a call",
             json_reply("Recorded", "recorded"),
             "Verdict",
-            ("400", "401"),
+            ("400", "401", "429"),
             mine=True,
         )
     },

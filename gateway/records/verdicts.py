@@ -2,22 +2,34 @@
 
 Its body (at most 1 MB) is read as a panel's is (gateway/bodies.py): one that could take long
 to parse is parsed and checked in the body reader's child process. Every check here is bounded
-(a list's length is looked at before its items), so it costs little wherever it runs."""
+(a list's length is looked at before its items), so it costs little wherever it runs.
+
+Verdicts are bounded, since each one that differs is a new row of the call's history (200
+verdicts of 0.8 MB took 166 MB in 3 s, and a full disk refuses every panel): a note of at most
+MAX_NOTE characters, at most MAX_CLAIMS claims of MAX_CLAIM characters in each list, the newest
+VERDICTS_KEPT of a call's verdicts kept (gateway/store/rows.py), and at most
+VERDICTS_PER_MINUTE verdicts a minute from each gateway key, counted on the board across
+workers, apart from its rpm (which counts requests that ask models). Verdicts given without a
+key (a gateway without keys, the dashboard) come from whoever runs the gateway and are not
+counted."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from gateway.config.schema import GatewaySettings
-from gateway.errors import BadRequest, NotFound
+from gateway.errors import BadRequest, NotFound, TooManyRequests
+from gateway.state.board import WINDOW_S, BoardFull
 from gateway.store.rows import settled_blind
 
 if TYPE_CHECKING:
     from gateway.runtime import Runtime
 
 _FIELDS = {"call", "useful", "note", "real", "false"}
-MAX_NOTE = 10_000
-MAX_CLAIMS = 200
+MAX_NOTE = 4_000
+MAX_CLAIMS = 50  # in each of `real` and `false`
+MAX_CLAIM = 500
+VERDICTS_PER_MINUTE = 60
 
 
 def check_verdict(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
@@ -38,10 +50,12 @@ def check_verdict(body: dict[str, Any], settings: GatewaySettings) -> dict[str, 
         if claims is not None and (
             not isinstance(claims, list)
             or len(claims) > MAX_CLAIMS
-            or not all(isinstance(c, str) and len(c) <= 2_000 for c in claims)
+            or not all(isinstance(c, str) and len(c) <= MAX_CLAIM for c in claims)
         ):
             raise BadRequest(
-                f"`{field}` must be a list of at most {MAX_CLAIMS} strings.", param=field
+                f"`{field}` must be a list of at most {MAX_CLAIMS} strings of at most "
+                f"{MAX_CLAIM} characters each.",
+                param=field,
             )
     return {
         "call": call,
@@ -65,7 +79,9 @@ async def judge(
     Another key's call is unknown here, in the same words as a call that does not exist:
     existence does not leak. *blind*: the verdict was given where the seat's model was hidden
     (the dashboard with gateway.blind_judging); the store keeps that for a seat's first verdict
-    only."""
+    only. 429 past a key's VERDICTS_PER_MINUTE."""
+    if owner is not None:
+        _spend(runtime, by)
     call = await runtime.store.call(verdict["call"], owner=owner)
     outcome = None
     if call is not None:  # a key's own calls are in its scope: it was checked when asked
@@ -84,3 +100,24 @@ async def judge(
     await runtime.live.flush("verdict")
     call["verdict"] = {**{k: verdict[k] for k in _FIELDS if k != "call"}, "blind": settled}
     return True, call
+
+
+def _spend(runtime: Runtime, by: str) -> None:
+    """One verdict of *by*'s minute, on the board every worker shares; 429 with Retry-After
+    when it has none left."""
+    ring, now = f"verdicts:{by}", runtime.clock()
+    board = runtime.board
+    with board.locked():
+        try:
+            taken = board.take([(ring, VERDICTS_PER_MINUTE)], now, in_flight=False)
+        except BoardFull:  # a board sized without room for it: judge, unbounded
+            return
+        if isinstance(taken, str):
+            oldest = board.oldest(ring, VERDICTS_PER_MINUTE, now)
+            wait = max(1, int((oldest or now) + WINDOW_S - now) + 1)
+            raise TooManyRequests(
+                f"Gateway key {by!r} is over its {VERDICTS_PER_MINUTE} verdicts a minute: "
+                f"try again in {wait} s.",
+                code="too_many_verdicts",
+                headers={"Retry-After": str(wait)},
+            )

@@ -93,6 +93,7 @@ class ServerThread:
             log_level="warning",
             access_log=False,
             lifespan="on",
+            proxy_headers=False,  # believed from gateway.trusted_proxies only (gateway/app.py)
             timeout_graceful_shutdown=10,
             http=http or HeadLimitedProtocol,
         )

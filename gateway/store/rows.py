@@ -90,6 +90,19 @@ def insert_verdict(verdict: Row, previous: Row | None, mark: str) -> tuple[str, 
     return sql + _marks(mark, len(values)), values
 
 
+VERDICTS_KEPT = 10  # a call's newest verdicts kept (its history, bounded)
+
+
+def prune_verdicts(call: str, mark: str) -> tuple[str, tuple[Any, ...]]:
+    """The DELETE of a call's verdicts older than its newest VERDICTS_KEPT, run after each new
+    one (the current verdict is the newest, so it always stays)."""
+    sql = (
+        f"DELETE FROM verdicts WHERE call_id = {mark} AND id <= (SELECT id FROM verdicts "
+        f"WHERE call_id = {mark} ORDER BY id DESC LIMIT 1 OFFSET {mark})"
+    )
+    return sql, (call, call, VERDICTS_KEPT)
+
+
 # A call's current verdict, as both stores read it (the newest of its history).
 CURRENT_VERDICT = 'SELECT useful, note, "real", "false", created, blind FROM verdicts '
 

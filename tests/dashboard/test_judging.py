@@ -10,6 +10,7 @@ Screenshots of the page (docs/panel-wide.png, panel-narrow.png, panel-blind.png)
 
 from __future__ import annotations
 
+from gateway.dashboard.views import seat_token
 from tests.helpers.bench import MODELS, bench_raw, served
 from tests.helpers.browser import WAIT_MS, screenshot
 
@@ -207,11 +208,17 @@ def test_blind_judging_names_no_model_until_its_seat_is_judged(make_gateway, wat
     assert [s.locator(".label").inner_text() for s in shown.all()] == [f"Seat {c}" for c in "ABCDE"]
     assert _leaks(watched, every_name) == []
     order = [s.get_attribute("data-call") for s in shown.all()]
+    # the page's seat ids say nothing of the seat (p1.member3: the collection's third member)
+    key = gw.server.server.config.app.state.access.seat_key
+    call_of = {seat_token(panel, call, key): call for call in records}
+    assert sorted(call_of) == sorted(order)
+    seat_words = ("member", "explorer", "reserve", "merger", *records)
+    assert not [word for word in seat_words if word in page.content()]
 
     page.keyboard.press("u")  # Seat A, the seat the page starts on
     judged = order[0]
     _wait_for_verdict(page, judged)
-    record = _record(gw, judged)
+    record = _record(gw, call_of[judged])
     assert record["verdict"]["blind"] is True
     who = page.locator(f'[data-call="{judged}"] .who').inner_text()
     assert record["alias"] in who and record["connection"] in who
@@ -219,8 +226,8 @@ def test_blind_judging_names_no_model_until_its_seat_is_judged(make_gateway, wat
     assert _leaks(watched, hidden) == []  # the verdict's reply named only the seat judged
     page.locator(f'[data-call="{order[1]}"] [data-verdict="not-useful"]').click()
     _wait_for_verdict(page, order[1])
-    assert _record(gw, order[1])["verdict"]["blind"] is True
-    hidden -= _names(_record(gw, order[1]))
+    assert _record(gw, call_of[order[1]])["verdict"]["blind"] is True
+    hidden -= _names(_record(gw, call_of[order[1]]))
     screenshot(page, "panel-blind.png")
 
     assert _leaks(watched, hidden) == []

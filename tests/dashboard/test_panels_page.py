@@ -61,8 +61,9 @@ def _made_by_the_admin(gw, name: str) -> str:
     with httpx.Client(base_url=gw.url, timeout=30) as admin:
         token = _csrf(admin, expect=401)
         sent = {"X-CSRF-Token": token}
-        assert admin.post("/ui/signin", json={"token": ADMIN}, headers=sent).status_code == 200
-        made = admin.post("/ui/keys", json={"name": name}, headers=sent)
+        signed = admin.post("/ui/signin", json={"token": ADMIN}, headers=sent)
+        assert signed.status_code == 200
+        made = admin.post(f"{signed.json()['root']}ui/keys", json={"name": name}, headers=sent)
         assert made.status_code == 200, made.text
         return made.json()["key"]
 
@@ -134,7 +135,9 @@ def test_with_keys_required_the_page_and_its_routes_need_the_admin_session(
     signed = gw.http.post("/ui/signin", json={"token": ADMIN}, headers=sent)
     cookie = signed.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
-    assert gw.http.get("/").status_code == 200
+    root = signed.json()["root"]  # the session's own path (gateway/access/sessions.py)
+    assert cookie.count(f"path={root.lower()}") == 1
+    assert gw.http.get(root).status_code == 200
 
 
 def test_answers_are_escaped_before_any_markdown_is_drawn():
@@ -167,18 +170,20 @@ def test_a_panels_page_opens_as_the_dashboard_does_and_a_gateway_key_never_opens
             assert refused.status_code == 401 and 'id="signin"' in refused.text
             assert bench["seats"][0]["call"] not in refused.text
     token = _csrf(gw.http, expect=401)
-    assert gw.http.post("/ui/signin", json={"token": ADMIN}, headers={"X-CSRF-Token": token})
+    signed = gw.http.post("/ui/signin", json={"token": ADMIN}, headers={"X-CSRF-Token": token})
+    root = signed.json()["root"].rstrip("/")  # the signed-in dashboard's own path
+    page = root + page
     shown = gw.http.get(page)
     assert shown.status_code == 200
     assert "script-src 'self'" in shown.headers["content-security-policy"]
     for seat in bench["seats"]:
         assert f'data-call="{seat["call"]}"' in shown.text
-    missing = gw.http.get("/panels/p-none")
+    missing = gw.http.get(f"{root}/panels/p-none")
     assert missing.status_code == 404 and 'id="missing"' in missing.text
-    listed = gw.http.get("/").text  # the dashboard links the panel's page, not its JSON
+    listed = gw.http.get(f"{root}/").text  # the dashboard links the panel's page, not its JSON
     assert f'href="{page}"' in listed and f'href="/bench/panels/{bench["panel"]}"' not in listed
     for params in ({}, {"owed": "true"}):  # and opens the next panel owed a verdict
-        shown = gw.http.get("/", params=params).text
+        shown = gw.http.get(f"{root}/", params=params).text
         assert f'<a id="next-owed" class="next-owed" href="{page}">' in shown
 
 

@@ -28,6 +28,7 @@ from gateway.store.rows import (
     insert_verdict,
     load,
     load_verdict,
+    prune_verdicts,
     repeats,
 )
 from gateway.store.spill import Spill
@@ -93,6 +94,7 @@ class PostgresStore:
             if repeats(verdict, previous):
                 return False, previous
             await db.execute(*insert_verdict(verdict, previous, "%s"))
+            await db.execute(*prune_verdicts(verdict["call"], "%s"))
             return True, previous
 
     # Reads by primary key, filtered by the panel's key name in the same indexed lookup.

@@ -21,7 +21,14 @@ from zoneinfo import ZoneInfo
 
 from gateway.health import Health
 from gateway.store import pages
-from gateway.store.rows import CURRENT_VERDICT, insert_verdict, load, load_verdict, repeats
+from gateway.store.rows import (
+    CURRENT_VERDICT,
+    insert_verdict,
+    load,
+    load_verdict,
+    prune_verdicts,
+    repeats,
+)
 from gateway.store.spill import Spill
 from gateway.store.sqlite.keys import SqliteKeysAndLimits
 from gateway.store.sqlite.writer import SqliteWriter
@@ -80,6 +87,7 @@ class SqliteStore:
         if repeats(verdict, previous):
             return False, previous
         db.execute(*insert_verdict(verdict, previous, "?"))
+        db.execute(*prune_verdicts(verdict["call"], "?"))
         return True, previous
 
     def _current_verdict(self, call_id: str) -> dict[str, Any] | None:

@@ -3,6 +3,24 @@
 // elsewhere.
 "use strict";
 
+// A signed-in dashboard lives under its session's path (/s/<id>/, its cookie's Path: no other
+// server on this host is ever sent it). The page keeps that path in localStorage, which is this
+// origin's alone, so that / (or any page's address without it) comes back to it.
+const ROOT_KEPT = "bench-root";
+
+function here() {
+  return location.pathname.replace(/^\/s\/[^/]+(?=\/)/, "") + location.search + location.hash;
+}
+
+if (document.getElementById("signin")) {
+  const kept = localStorage.getItem(ROOT_KEPT);
+  if (kept && !location.pathname.startsWith(kept)) {
+    location.replace(kept.replace(/\/$/, "") + here());
+  } else if (kept) {
+    localStorage.removeItem(ROOT_KEPT);  // its session is over (signed out, expired)
+  }
+}
+
 function seatOf(element) {
   return element.closest("[data-call]");
 }
@@ -37,7 +55,8 @@ document.addEventListener("click", async (event) => {
     await keyAction(() => post("/ui/keys/revoke", {name: target.dataset.name}));
   } else if (target.id === "signout") {
     await post("/ui/signout", {});
-    location.reload();
+    localStorage.removeItem(ROOT_KEPT);
+    location.replace("/");
   }
 });
 
@@ -53,8 +72,9 @@ document.addEventListener("submit", async (event) => {
     });
   } else if (form.id === "signin") {
     try {
-      await post("/ui/signin", {token: form.elements.token.value});
-      location.reload();
+      const signed = await post("/ui/signin", {token: form.elements.token.value});
+      localStorage.setItem(ROOT_KEPT, signed.root);
+      location.replace(signed.root.replace(/\/$/, "") + here());
     } catch (error) {
       document.getElementById("signin-error").textContent = error.message;
     }
@@ -105,7 +125,7 @@ async function refresh() {
   wanted = false;
   try {
     const open = new Set([...list.querySelectorAll(".answer:not([hidden])")].map((a) => seatOf(a).dataset.call));
-    const reply = await fetch("/ui/panels" + location.search, {credentials: "same-origin"});
+    const reply = await fetch(root + "/ui/panels" + location.search, {credentials: "same-origin"});
     if (!reply.ok) return;
     const holder = document.createElement("div");
     holder.innerHTML = await reply.text();  // the server's escaped HTML; scripts never run here
@@ -125,7 +145,7 @@ async function refresh() {
 
 if (panels && panels.dataset.firstPage === "true" && window.EventSource) {
   const live = document.getElementById("live");
-  const events = new EventSource("/ui/events");
+  const events = new EventSource(root + "/ui/events");
   events.addEventListener("hello", () => live.classList.add("on"));
   events.addEventListener("change", () => refresh());
   events.onerror = () => live.classList.remove("on");
