@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.config.schema import GatewaySettings
 from gateway.errors import BadRequest, NotFound, TooManyRequests
-from gateway.state.board import WINDOW_S, BoardFull
+from gateway.board import WINDOW_S, BoardFull
 from gateway.store.rows import settled_blind
 
 if TYPE_CHECKING:
