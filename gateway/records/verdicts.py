@@ -107,6 +107,7 @@ def _spend(runtime: Runtime, by: str) -> None:
     when it has none left."""
     ring, now = f"verdicts:{by}", runtime.clock()
     board = runtime.board
+    assert board is not None  # the runtime makes one of its own when given none
     with board.locked():
         try:
             taken = board.take([(ring, VERDICTS_PER_MINUTE)], now, in_flight=False)
