@@ -147,3 +147,39 @@ def test_an_answer_saying_no_requests_remain_cools_a_route_member_as_a_panel_sea
     assert seat["status"] == "cooling" and "no requests remaining" in seat["error"]
     assert turn["alias"] == "gamma"
     assert [r["status"] for r in sim.log(served("alpha"))] == [200, 200]  # never a 429
+
+
+# A provider refusing a prompt over the model's window, which it names.
+TOO_LONG_400 = {
+    "status": 400,
+    "content_type": "application/json",
+    "parts": [
+        json.dumps(
+            {
+                "error": {
+                    "message": "This model's maximum context length is 60 tokens. However, "
+                    "your messages resulted in 90 tokens.",
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            }
+        )
+    ],
+}
+
+
+def test_a_context_window_a_route_member_is_refused_with_is_learned_as_a_panel_seats_is(pair, sim):
+    panel, route = pair()
+    sim.set(served("alpha"), script=TOO_LONG_400)
+    seat, turn = ask_both(panel, route)
+    assert (seat["alias"], seat["status"]) == ("alpha", "error")
+    assert "maximum context length is 60" in seat["error"]
+    assert turn["alias"] == "gamma" and turn["failed_over"][0]["alias"] == "alpha"
+
+    sim.set(served("alpha"))  # healthy again: only the window it named keeps it out
+    for gw in pair():  # restarted, on each one's own records
+        completion, _ = gw.ask("bench/duo", content="word " * 200)
+        skipped = completion.model_extra["bench"]["skipped"]
+        assert [s["alias"] for s in skipped] == ["alpha"]
+        assert "context window" in skipped[0]["why"]
+    assert len(sim.log(served("alpha"))) == 2  # once by each gateway, before the restart
