@@ -129,8 +129,8 @@ async def open_member(
         status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
         error = runtime.scrub_error(exc.message) or exc.kind
         kind = exc.kind
-        if isinstance(exc, UpstreamRefused) and names_a_filter(exc.message):
-            kind = CONTENT_FILTER
+        if isinstance(exc, UpstreamRefused) and names_a_filter(f"{exc.code or ''} {exc.message}"):
+            kind, error = CONTENT_FILTER, f"{error} ({exc.code})" if exc.code else error
         failure = Failure(alias, status, error, kind, exc.status)
     except asyncio.CancelledError:  # the client left meanwhile: the stream is not left open
         if stream is not None:
