@@ -131,6 +131,7 @@ class UpstreamError(Exception):
 
     kind = "upstream"
     status: int | None = None  # the provider's HTTP status, when it answered with one
+    code: str | None = None  # the provider's error code (`content_policy_violation`), if named
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

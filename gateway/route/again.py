@@ -21,13 +21,20 @@ gateway/route/continuation.py), never twice for one member; asking again spends 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gateway.route.member import Failure
+from typing import Protocol
 
 # The pause before a member that answered 500 is asked again.
 RETRY_PAUSE_S = 0.25
+
+
+class Failed(Protocol):
+    """What a member's failure says (gateway/route/member.py's Failure)."""
+
+    alias: str
+    status: str
+    kind: str
+    http_status: int | None
+    wait: float | None
 
 
 @dataclass
@@ -38,7 +45,7 @@ class Again:
     opening: bool = True  # no member has started answering yet
     asked: set[str] = field(default_factory=set)
 
-    def pause(self, failure: Failure, route_wait_s: float, first_wait: float) -> float | None:
+    def pause(self, failure: Failed, route_wait_s: float, first_wait: float) -> float | None:
         """Seconds to wait before asking *failure*'s member again, or None: fail over."""
         if not self.opening or failure.alias in self.asked:
             return None

@@ -154,9 +154,10 @@ async def _failed(runtime: Runtime, alias: str, exc: UpstreamError) -> Failure:
         return Failure(alias, "rate_limited", said, exc.kind, exc.status, stated)
     status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
     kind = exc.kind
-    if isinstance(exc, UpstreamRefused) and names_a_filter(exc.message):
-        kind = CONTENT_FILTER
-    return Failure(alias, status, error or exc.kind, kind, exc.status)
+    error = error or exc.kind
+    if isinstance(exc, UpstreamRefused) and names_a_filter(f"{exc.code or ''} {exc.message}"):
+        kind, error = CONTENT_FILTER, f"{error} ({exc.code})" if exc.code else error
+    return Failure(alias, status, error, kind, exc.status)
 
 
 async def next_opened(

@@ -80,10 +80,15 @@ def stream_failed(exc: BaseException, timeout: float, *, seat: bool) -> Upstream
 
 
 def classify(exc: BaseException, timeout: float) -> UpstreamError:
-    """Map a litellm/SDK exception to the gateway's tree, with the provider's HTTP status."""
+    """Map a litellm/SDK exception to the gateway's tree, with the provider's HTTP status and
+    error code (the SDK reads it from the error's body; its message leaves it out)."""
     error = _kind_of(exc, timeout)
     status = getattr(exc, "status_code", None)
     error.status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    code = getattr(exc, "code", None) or (inner.get("code") if isinstance(inner, dict) else None)
+    error.code = code if isinstance(code, str) else None
     return error
 
 

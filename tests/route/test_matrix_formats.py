@@ -55,7 +55,9 @@ def last_turn(gw) -> dict:
 
 @every_format
 @plain_and_streamed
-def test_a_short_retry_after_on_the_conversations_member_is_waited_out(collection, sim, form, stream):
+def test_a_short_retry_after_on_the_conversations_member_is_waited_out(
+    collection, sim, form, stream
+):
     """S01: a 429 with `Retry-After: 2` on the member that holds the conversation."""
     gw = collection()
     sim.set("sim-alpha", status=429, retry_after=2, fail_times=1)
@@ -133,7 +135,8 @@ def test_a_content_filters_refusal_is_the_clients_400_never_handed_on(
     assert "content policy" in refusal.message and said in refusal.message
     assert len(sim.log("sim-alpha")) == 1 and sim.log("sim-gamma") == sim.log("sim-delta") == []
     turn = last_turn(gw)
-    assert (turn["alias"], turn["status"], turn["error_class"]) == ("alpha", "error", "content_filter")
+    assert (turn["alias"], turn["status"]) == ("alpha", "error")
+    assert turn["error_class"] == "content_filter"
     assert said in turn["error"]
 
 
