@@ -61,12 +61,12 @@ def test_the_reported_model_is_the_member_that_answered_in_every_shape(crew, sim
 def collection(make_gateway, sim):
     """`crew` in route mode (alpha, gamma, delta) with the gateway settings a test gives."""
 
-    def make(**gateway):
+    def make(store=None, **gateway):
         raw = bench_raw(sim.url, route_explore=0, keepalive_s=0.2, **gateway)
         raw["collections"]["crew"] = {"members": ["alpha", "gamma", "delta"], "reply": "route"}
         for served in ("sim-alpha", "sim-gamma", "sim-delta"):
             sim.set(served, latency_s=0.01)
-        return make_gateway(raw)
+        return make_gateway(raw, store=store)
 
     return make
 
@@ -144,13 +144,14 @@ def test_a_conversation_keeps_its_member_through_a_short_retry_after(collection,
     assert sim.log("sim-gamma") == [] and sim.log("sim-delta") == []
 
 
-def test_a_retry_after_longer_than_route_wait_s_fails_over_at_once(collection, sim):
+def test_a_retry_after_longer_than_route_wait_s_fails_over_at_once(collection, sim, tmp_path):
     gw = collection(first_token_s=2, route_wait_s=1.5)
     sim.set("sim-alpha", status=429, retry_after=2)
     reply, _ = _asked(gw)
     assert reply.model == "gamma" and len(sim.log("sim-alpha")) == 1
     assert reply.model_extra["bench"]["failed_over"][0]["status"] == "rate_limited"
-    waiting = collection(first_token_s=2, route_wait_s=0)  # 0: never waits
+    # 0: never waits (a store of its own: the first gateway's cooldown of alpha is kept in its)
+    waiting = collection(first_token_s=2, route_wait_s=0, store=tmp_path / "other.db")
     sim.state.reset()
     sim.set("sim-alpha", status=429, retry_after=1)
     reply, _ = _asked(waiting)
@@ -166,7 +167,9 @@ def test_a_short_retry_after_on_a_member_not_holding_the_conversation_fails_over
     assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma", "sim-delta")] == [1, 1, 1]
 
 
-def test_a_short_retry_after_is_waited_out_only_once_and_a_long_one_never(collection, sim):
+def test_a_short_retry_after_is_waited_out_only_once_and_a_long_one_never(
+    collection, sim, tmp_path
+):
     gw = collection(first_token_s=2)
     for served in ("sim-alpha", "sim-gamma", "sim-delta"):
         sim.set(served, status=429, retry_after=1)
@@ -176,7 +179,8 @@ def test_a_short_retry_after_is_waited_out_only_once_and_a_long_one_never(collec
     assert 1 <= time.monotonic() - began < 3
     assert [len(sim.log(m)) for m in ("sim-alpha", "sim-gamma", "sim-delta")] == [2, 1, 1]
     assert int(caught.value.response.headers["retry-after"]) >= 1
-    other = collection(first_token_s=2)  # a gateway with no cooldowns yet
+    # a gateway with no cooldowns yet (the first one's are kept in its own store)
+    other = collection(first_token_s=2, store=tmp_path / "other.db")
     sim.state.reset()
     for served in ("sim-alpha", "sim-gamma", "sim-delta"):
         sim.set(served, status=429, retry_after=30)
