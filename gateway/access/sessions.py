@@ -117,17 +117,25 @@ class Access:
     def _epoch(self) -> int:
         return int(self.throttle.board.numbers(_EPOCH)[0])
 
-    def sign_in(self, token: object, request: Request, response: Response) -> str:
-        """Sets the session cookie for the admin token and returns the session's root (its
-        pages' path); 401 for anything else, a gateway key included (said so, since that is
-        the likely mistake); 429 with Retry-After after 10 wrong tokens in a minute from the
-        client (gateway/access/throttle.py)."""
+    def sign_in(
+        self, token: object, request: Request, response: Response, device: object = None
+    ) -> tuple[str, str]:
+        """Sets the session cookie for the admin token; (the session's root, its pages' path;
+        the browser's device token). 401 for anything else, a gateway key included (said so,
+        since that is the likely mistake); 429 with Retry-After after 10 wrong tokens in a
+        minute from the client (gateway/access/throttle.py). The client is its address, or,
+        with *device* (the device token an earlier sign-in gave this browser, which its page
+        keeps in localStorage, the origin's alone), that browser: every local process signs
+        in from 127.0.0.1, and another's wrong tokens then no longer lock the admin out."""
         if self.admin_token is None:
             raise Forbidden(
                 f"No admin token is set: start the gateway with {ADMIN_TOKEN_ENV} set.",
                 code="admin_token_not_set",
             )
+        known = self._known_device(device)
         client = request.client.host if request.client is not None else "-"
+        if known:
+            client = f"device:{known}"
         self.throttle.check(client)
         if not isinstance(token, str) or not token:
             raise Unauthorized('Send the admin token as {"token": "..."}.')
@@ -152,7 +160,15 @@ class Access:
             samesite="strict",
             secure=request.url.scheme == "https",
         )
-        return f"{SESSION_ROOT}{sid}"
+        made = known or secrets.token_urlsafe(12)
+        return f"{SESSION_ROOT}{sid}", f"{made}.{self._mac('device.' + made)}"
+
+    def _known_device(self, device: object) -> str:
+        """The id of a device token this gateway gave (under this admin token), or ""."""
+        if not isinstance(device, str) or len(device) > 200:
+            return ""
+        made, _, mac = device.rpartition(".")
+        return made if made and hmac.compare_digest(mac, self._mac("device." + made)) else ""
 
     def _mac(self, payload: str) -> str:
         return hmac.new(self._key, payload.encode(), hashlib.sha256).hexdigest()

@@ -133,12 +133,15 @@ async def events(request: Request) -> Response:
 
 
 async def sign_in(request: Request) -> Response:
-    """The session cookie, and where its pages are (`root`: the page's script goes there)."""
+    """The session cookie, where its pages are (`root`: the page's script goes there), and
+    the browser's device token (sent with its next sign-ins: gateway/access/sessions.py)."""
     check_csrf(request)
     body = json_object(await read_body(request, 10_000), "The sign-in")
     cookies = Response()
-    root = access_of(request).sign_in(body.get("token"), request, cookies)
-    reply = json_reply({"signed_in": True, "root": root + "/"})
+    root, device = access_of(request).sign_in(
+        body.get("token"), request, cookies, body.get("device")
+    )
+    reply = json_reply({"signed_in": True, "root": root + "/", "device": device})
     for cookie in cookies.headers.getlist("set-cookie"):
         reply.headers.append("set-cookie", cookie)
     return reply

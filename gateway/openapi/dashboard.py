@@ -94,7 +94,18 @@ PATHS: dict[str, Any] = {
     },  # fmt: skip
     "/ui/signin": _post(
         "Sign in with the admin token (an HttpOnly, SameSite=Strict session cookie)",
-        {"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}},
+        {
+            "type": "object",
+            "required": ["token"],
+            "properties": {
+                "token": {"type": "string"},
+                "device": {
+                    "type": ["string", "null"],
+                    "description": "the device token an earlier sign-in gave this browser: "
+                    "its wrong tokens are counted apart from its address's",
+                },
+            },
+        },
         _SIGNED_IN,
         {"400": "no token", "401": "wrong token", "429": "too many wrong tokens"},
     ),

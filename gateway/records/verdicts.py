@@ -106,8 +106,7 @@ def _spend(runtime: Runtime, by: str) -> None:
     """One verdict of *by*'s minute, on the board every worker shares; 429 with Retry-After
     when it has none left."""
     ring, now = f"verdicts:{by}", runtime.clock()
-    board = runtime.board
-    assert board is not None  # the runtime makes one of its own when given none
+    board = runtime.keys.board  # (the runtime's board, typed as made)
     with board.locked():
         try:
             taken = board.take([(ring, VERDICTS_PER_MINUTE)], now, in_flight=False)

@@ -109,3 +109,31 @@ def test_a_trusted_proxy_names_its_clients(make_gateway, monkeypatch):
             for i in range(11)
         ]
         assert statuses[-1] == 429
+
+
+def test_a_browser_that_signed_in_before_is_not_locked_out_by_others_wrong_tokens(keyed, clock):
+    """Every local process signs in from 127.0.0.1: ten wrong tokens from any of them locked the
+    admin out for a minute, again every minute. A browser that signed in before sends the
+    device token it was given (its page keeps it in localStorage, which no other origin reads)
+    and is counted as itself; one that never signed in shares its address's count."""
+    with client(keyed) as admin, client(keyed) as stranger:
+        first = admin.post("/ui/signin", json={"token": TOKEN}, headers=CSRF)
+        assert first.status_code == 200
+        device = first.json()["device"]
+
+        def admin_signs_in(**more: object) -> int:
+            body = {"token": TOKEN, **more}
+            return admin.post("/ui/signin", json=body, headers=CSRF).status_code
+
+        for i in range(10):
+            assert sign_in(stranger, f"guess-{i}").status_code == 401
+        assert sign_in(stranger, TOKEN).status_code == 429  # the address is locked out
+        assert admin_signs_in() == 429  # (a browser never signed in: the address's count)
+        assert admin_signs_in(device=device.replace(".", ".x", 1)) == 429  # not one it gave
+        assert admin_signs_in(device=device) == 200
+        for i in range(10):  # the device's own wrong tokens have their own bound
+            wrong = {"token": f"guess-{i}", "device": device}
+            assert admin.post("/ui/signin", json=wrong, headers=CSRF).status_code == 401
+        assert admin_signs_in(device=device) == 429
+        clock.advance(61)
+        assert admin_signs_in(device=device) == 200

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 import yaml
 
@@ -113,3 +114,19 @@ def test_a_flood_of_changing_verdicts_is_429_past_its_minute_and_keeps_a_bounded
     assert gw.http.post("/bench/verdict", json=verdict(1000)).status_code == 200
     assert _rows(gw, call) == VERDICTS_KEPT
     assert gw.http.get(f"/bench/calls/{call}").json()["verdict"]["useful"] is True
+
+
+def test_on_postgresql_a_call_keeps_its_newest_verdicts(make_gateway, pg_url):
+    gw = make_gateway(store=pg_url)
+    call = gw.ask("bench/trio")[0].bench["seats"][0]["call"]
+    for i in range(VERDICTS_KEPT + 5):  # without keys: not counted, but kept bounded
+        sent = {"call": call, "useful": i % 2 == 0, "note": f"verdict {i}"}
+        assert gw.http.post("/bench/verdict", json=sent).json()["recorded"] is True
+    with psycopg.connect(pg_url) as db:
+        notes = db.execute(
+            "SELECT note FROM verdicts WHERE call_id = %s ORDER BY id", (call,)
+        ).fetchall()
+    assert [n for (n,) in notes] == [f"verdict {i}" for i in range(5, VERDICTS_KEPT + 5)]
+    assert gw.http.get(f"/bench/calls/{call}").json()["verdict"]["note"] == (
+        f"verdict {VERDICTS_KEPT + 4}"
+    )

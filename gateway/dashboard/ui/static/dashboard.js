@@ -7,6 +7,7 @@
 // server on this host is ever sent it). The page keeps that path in localStorage, which is this
 // origin's alone, so that / (or any page's address without it) comes back to it.
 const ROOT_KEPT = "bench-root";
+const DEVICE_KEPT = "bench-device";
 
 function here() {
   return location.pathname.replace(/^\/s\/[^/]+(?=\/)/, "") + location.search + location.hash;
@@ -72,7 +73,9 @@ document.addEventListener("submit", async (event) => {
     });
   } else if (form.id === "signin") {
     try {
-      const signed = await post("/ui/signin", {token: form.elements.token.value});
+      const device = localStorage.getItem(DEVICE_KEPT);  // this browser, to the sign-in count
+      const signed = await post("/ui/signin", {token: form.elements.token.value, device: device});
+      localStorage.setItem(DEVICE_KEPT, signed.device);
       localStorage.setItem(ROOT_KEPT, signed.root);
       location.replace(signed.root.replace(/\/$/, "") + here());
     } catch (error) {
