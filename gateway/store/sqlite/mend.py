@@ -12,10 +12,9 @@ import contextlib
 import logging
 import sqlite3
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.spill import Rows
+from gateway.store.spill import Refused, Rows
 from gateway.store.sqlite.file import FIRST_MIGRATION, StoreFault, StoreFile, fault_of
 
 log = logging.getLogger("bench.records")
@@ -30,17 +29,7 @@ class SqliteWriter(Protocol):
 
     def connect(self) -> None: ...
     def disconnect(self) -> None: ...
-    def insert(
-        self,
-        items: list[tuple[str, tuple[str, ...], dict[str, Any]]],
-        *,
-        tries: int = 20,
-        skip_existing: bool = False,
-    ) -> None: ...
-
-
-Refused = tuple[str, dict[str, Any], str]  # a kept row the file refuses for good: table, row, why
-_FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
+    def insert(self, rows: Rows, *, tries: int = 20, skip_existing: bool = False) -> None: ...
 
 
 def mend(writer: SqliteWriter) -> str | None:
@@ -121,20 +110,19 @@ def _reopen(writer: SqliteWriter, moved: str) -> str | None:
 def write_back(writer: SqliteWriter, rows: Rows) -> tuple[int, list[Refused]]:
     """Kept rows into the file, skipping any already there, in one transaction (or a row at a
     time when one is refused): (how many are done, the rows refused for good, with why)."""
-    items = [(table, _FIELDS[table], row) for table, row in rows]
     try:
-        writer.insert(items, skip_existing=True)
+        writer.insert(rows, skip_existing=True)
         return len(rows), []
     except StoreFault:
         return 0, []
     except Exception:
         pass  # some row: find which
     refused: list[Refused] = []
-    for done, item in enumerate(items):
+    for done, (table, row) in enumerate(rows):
         try:
-            writer.insert([item], skip_existing=True)
+            writer.insert([(table, row)], skip_existing=True)
         except StoreFault:
             return done, refused
         except Exception as exc:
-            refused.append((item[0], item[2], f"{type(exc).__name__}: {exc}"))
+            refused.append((table, row, f"{type(exc).__name__}: {exc}"))
     return len(rows), refused
