@@ -7,7 +7,8 @@ would find, and `/healthz` said `ok`. So the path's identity (st_dev, st_ino) is
 the file opened: under the write lock before each batch of rows, and once a second by a watch.
 When they differ, the records the open connection still reads are copied to a new file at the
 path, whatever was put there is kept beside it (`<name>.replaced-<time>`), and the store is
-reopened on the copy.
+reopened on the copy. A file written over in place keeps its identity: what it holds is watched
+as well (`damaged`, damage.py), and it is put back the same way, kept as `<name>.damaged-<time>`.
 
 Several workers hold one store file. SQLite deletes `<path>-wal` by name when the last
 connection to a file closes, and once a copy is in place that name is the copy's: so the copy

@@ -1,5 +1,6 @@
 """Bringing a SQLite store back to writing, on its writer thread: the file put back when it was
-deleted or replaced, a write tried, and the rows kept meanwhile written back.
+deleted, replaced or overwritten in place (damage.py), a write tried, and the rows kept
+meanwhile written back.
 
 The detour (gateway/store/sqlite/detour.py) calls these once a second while the file cannot
 write, through the writer (`SqliteWriter.mend`, `.write_back`); gateway/store/sqlite/file.py

@@ -4,15 +4,13 @@ closes and writes the file.
 SQLite calls are blocking, so they run on one dedicated writer thread: the event loop never
 waits on the disk, and one thread owning the connection keeps transactions short and serial.
 Seats finishing together are written in one transaction (`_flush`), and a bad row fails alone.
-`SqliteWriter` is held, not inherited: the store (gateway/store/sqlite/store.py) and its keys and
-learned limits (gateway/store/sqlite/keys.py) are each handed it, and run their queries on
-its thread (`run`) against its connection (`db`).
+`SqliteWriter` is held by the store (store.py), whose queries, keys and learned limits (keys.py)
+all run on its thread (`run`, `fetch`, `execute`) against its connection (`db`).
 
-A write the file cannot take (a full disk, the file deleted or replaced: a `StoreFault`,
-gateway/store/sqlite/file.py) fails no panel: its row, and every later one, goes to the spill
-(`detour`, gateway/store/sqlite/detour.py) until the file takes writes again (`mend` puts a
-moved or damaged file back: gateway/store/sqlite/mend.py, damage.py). A query the file cannot
-answer is a 503.
+A write the file cannot take (a full disk, the file deleted, replaced or overwritten: a
+`StoreFault`, file.py; damage.py) fails no panel: its row, and every later one, goes to the
+spill (`detour`, detour.py) until the file takes writes again (`mend` puts a moved or damaged
+file back: mend.py). A query the file cannot answer is a 503.
 """
 
 from __future__ import annotations
