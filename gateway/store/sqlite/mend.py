@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gateway.store.spill import Refused, Rows
+from gateway.store.sqlite.damage import Unreadable
 from gateway.store.sqlite.file import FIRST_MIGRATION, StoreFault, StoreFile, fault_of
 
 log = logging.getLogger("bench.records")
@@ -74,13 +75,20 @@ def put_back(writer: SqliteWriter) -> str | None:
     let go of the old file; the others let go and reopen what it put back. None once this
     worker has the store open again, else why not."""
     file = writer.file
+    if file.unreadable is not None:  # (found once: reading it all again would not help)
+        return file.unreadable
     damage = file.damage if file.changed() is None else None
     moved = file.changed() or damage or f"the store file {writer.path.name} is not open"
     with file.folder_locked(wait=False) as mine:
         if mine and writer.db is not None and (damage is not None or not file.is_ours()):
             if not file.others_let_go():
                 return f"{moved}; other workers still hold the old file"
-            draft = file.copy_from(writer.db, row_by_row=damage is not None)
+            try:
+                draft = file.copy_from(writer.db, row_by_row=damage is not None)
+            except Unreadable as exc:
+                file.unreadable = why = f"{moved}; not every record can be read ({exc})"
+                log.error("%s: the file is left as it is, for repair; new rows wait", why)
+                return why
             writer.disconnect()  # before the copy is in place (file.py says why)
             aside = file.put_back(draft, "replaced" if damage is None else "damaged")
             writer.connect()
