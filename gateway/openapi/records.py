@@ -19,7 +19,7 @@ from gateway.records.pending import MAX_CALLS
 from gateway.records.usage import MONTH_PATTERN
 from gateway.records.verdicts import MAX_CLAIM, MAX_CLAIMS, MAX_NOTE, VERDICTS_PER_MINUTE
 from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.rows import VERDICTS_KEPT
+from gateway.store.statements import VERDICTS_KEPT
 
 _CLAIM: Schema = {"type": "string", "maxLength": MAX_CLAIM}
 VERDICT: Schema = {

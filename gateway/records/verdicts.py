@@ -7,7 +7,7 @@ to parse is parsed and checked in the body reader's child process. Every check h
 Verdicts are bounded, since each one that differs is a new row of the call's history (200
 verdicts of 0.8 MB took 166 MB in 3 s, and a full disk refuses every panel): a note of at most
 MAX_NOTE characters, at most MAX_CLAIMS claims of MAX_CLAIM characters in each list, the newest
-VERDICTS_KEPT of a call's verdicts kept (gateway/store/rows.py), and at most
+VERDICTS_KEPT of a call's verdicts kept (gateway/store/statements.py), and at most
 VERDICTS_PER_MINUTE verdicts a minute from each gateway key, counted on the board across
 workers, apart from its rpm (which counts requests that ask models). Verdicts given without a
 key (a gateway without keys, the dashboard) come from whoever runs the gateway and are not

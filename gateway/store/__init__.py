@@ -1,6 +1,9 @@
-"""The record store: the `RecordStore` interface (`interface`), SQLite (`sqlite`, its writer
-thread and its keys and limits beside it) and PostgreSQL (`postgres`, its link and its writes)
-behind it, the store a config names (`open`), named migrations, the spill PostgreSQL's rows wait
-in while it is down, and `copy` from one store to another.
+"""The record store: what the gateway asks of one (`interface`: `RecordStore`, with `KeyStore`
+and `LimitStore` beside it), the rows both engines keep (`rows`, typed, built in one place) and
+every statement they run, written once (`statements`, in each engine's `dialect`); SQLite in
+`sqlite/` (its writer thread, its keys and limits, its file's faults and damage) and PostgreSQL
+in `postgres/` (its link, its batched writes), each with its named migrations; the store a
+config names (`open`), the dashboard's pages (`pages`), the spill rows wait in while a store
+cannot take them, and `copy` from one store to another.
 
 May import: config, errors, health. Nothing above it: the store knows rows, not panels."""

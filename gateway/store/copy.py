@@ -17,39 +17,37 @@ from typing import Any
 
 import psycopg
 
-from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
 from gateway.store.open import POSTGRES_SCHEMES
 from gateway.store.postgres import PostgresStore
-from gateway.store.postgres.writes import insert_sql
+from gateway.store.rows import CALL_FIELDS, KEY_FIELDS, PANEL_FIELDS, VERDICT_FIELDS
+from gateway.store.statements import POSTGRES as SQL
 
 CHUNK = 1_000
 
-_KEY_FIELDS = ("name", "digest", "last4", "collections", "rpm", "created", "last_used", "revoked")
-_VERDICT_FIELDS = ("call_id", "useful", "note", "real", "false", "created", "key_name", "blind")
+_WINDOW_FIELDS = ("alias", "context_window", "learned")
+_LIMIT_FIELDS = ("alias", "until", "why", "source", "learned")
 
 # (table, fields, how a row already copied is recognised); JSON fields stay text on both sides.
 _TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("panels", PANEL_FIELDS, insert_sql("panels", PANEL_FIELDS, skip_existing=True)),
-    ("calls", CALL_FIELDS, insert_sql("calls", CALL_FIELDS, skip_existing=True)),
+    ("panels", PANEL_FIELDS, SQL.insert_skipping["panels"]),
+    ("calls", CALL_FIELDS, SQL.insert_skipping["calls"]),
     (
         "verdicts",
-        _VERDICT_FIELDS,
+        VERDICT_FIELDS,
         'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name, blind) '
         "SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS "
         "(SELECT 1 FROM verdicts WHERE call_id = %s AND created = %s)",
     ),
-    ("gateway_keys", _KEY_FIELDS, insert_sql("gateway_keys", _KEY_FIELDS, skip_existing=True)),
+    ("gateway_keys", KEY_FIELDS, SQL.insert_into("gateway_keys", KEY_FIELDS, skipping=True)),
     (
         "learned_windows",
-        ("alias", "context_window", "learned"),
-        insert_sql("learned_windows", ("alias", "context_window", "learned"), skip_existing=True),
+        _WINDOW_FIELDS,
+        SQL.insert_into("learned_windows", _WINDOW_FIELDS, skipping=True),
     ),
     (
         "learned_limits",
-        ("alias", "until", "why", "source", "learned"),
-        insert_sql(
-            "learned_limits", ("alias", "until", "why", "source", "learned"), skip_existing=True
-        ),
+        _LIMIT_FIELDS,
+        SQL.insert_into("learned_limits", _LIMIT_FIELDS, skipping=True),
     ),
 )
 

@@ -1,58 +1,50 @@
-"""What the gateway asks of a record store, and what a panel's and a seat's rows hold.
+"""What the gateway asks of a record store: its records (`RecordStore`), and beside them its
+gateway keys (`KeyStore`) and what it learned from providers (`LimitStore`).
 
-SQLite implements it (gateway/store/sqlite/store.py); another backend (PostgreSQL, for several
-replicas) implements the same methods.
+SQLite implements them (gateway/store/sqlite/), and PostgreSQL, for several replicas
+(gateway/store/postgres/); each store is one object with all three, its keys and limits a
+part of its own (`SqliteKeys`, `PostgresLimits`...). What a panel's and a seat's rows hold:
+gateway/store/rows.py.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
-PANEL_FIELDS = (
-    "id",
-    "created",
-    "requested_model",
-    "collection",
-    "shape",
-    "shape_by",
-    "prompt",
-    "key_name",
-    "skipped",
-    "notes",
-    "reserves",
-)
-CALL_FIELDS = (
-    "id",
-    "panel_id",
-    "seat",
-    "alias",
-    "model",
-    "connection",
-    "shape",
-    "status",
-    "error",
-    "error_class",
-    "seconds",
-    "first_token_s",
-    "tokens_in",
-    "tokens_out",
-    "answer",
-    "replaces",
-    "replaced_by",
-    "started",
-    "finished",
-    "failed_over",  # route mode: the members that failed the turn before this one answered
-    "dropped",  # what of the request this model could not be given (X-Bench-Dropped)
-)
+from gateway.store.rows import CALL_FIELDS, PANEL_FIELDS
+
+__all__ = ["CALL_FIELDS", "PANEL_FIELDS", "KeyStore", "LimitStore", "RecordStore"]
 
 
-class RecordStore(Protocol):
+class KeyStore(Protocol):
+    """Gateway keys: only a key's SHA-256 is stored."""
+
+    async def add_key(self, key: dict[str, Any]) -> bool: ...
+    async def keys(self) -> list[dict[str, Any]]: ...
+    async def key_by_digest(self, digest: str) -> dict[str, Any] | None: ...
+    async def revoke_key(self, name: str) -> bool: ...
+    async def touch_key(self, name: str, when: float) -> None: ...
+
+
+class LimitStore(Protocol):
+    """What providers taught (kept across restarts): context windows from "maximum context
+    length is N" errors, and cooldowns (contract §16)."""
+
+    async def learn_window(self, alias: str, window: int) -> None: ...
+    async def learned_windows(self) -> dict[str, int]: ...
+    async def learn_limit(self, limit: dict[str, Any]) -> None: ...
+    async def learned_limits(self, now: float) -> list[dict[str, Any]]: ...
+
+
+class RecordStore(KeyStore, LimitStore, Protocol):
     async def open(self) -> None: ...
     async def close(self) -> None: ...
     # None while new panels may be seated; else why not (records waiting past their bound)
     def room(self) -> str | None: ...
-    async def add_panel(self, panel: dict[str, Any]) -> None: ...
-    async def add_call(self, call: dict[str, Any]) -> None: ...
+    # a panel's row, a seat's row: what rows.PanelRow and rows.CallRow hold (one not given: NULL)
+    async def add_panel(self, panel: Mapping[str, Any]) -> None: ...
+    async def add_call(self, call: Mapping[str, Any]) -> None: ...
     # owner: the key name the panel must carry, else the record is treated as unknown (None: any)
     async def record_verdict(
         self, verdict: dict[str, Any], owner: str | None = None
@@ -71,16 +63,6 @@ class RecordStore(Protocol):
     ) -> dict[str, Any]: ...
     async def change_marker(self) -> tuple[int, int, int]: ...
     async def standings(self) -> dict[str, Any]: ...
-    async def add_key(self, key: dict[str, Any]) -> bool: ...
-    async def keys(self) -> list[dict[str, Any]]: ...
-    async def key_by_digest(self, digest: str) -> dict[str, Any] | None: ...
-    async def revoke_key(self, name: str) -> bool: ...
-    async def touch_key(self, name: str, when: float) -> None: ...
-    async def learn_window(self, alias: str, window: int) -> None: ...
-    async def learned_windows(self) -> dict[str, int]: ...
-    # quotas (contract §16): cooldowns learned from providers, and what was spent
-    async def learn_limit(self, limit: dict[str, Any]) -> None: ...
-    async def learned_limits(self, now: float) -> list[dict[str, Any]]: ...
     async def day_counts(self, since: float) -> list[dict[str, Any]]: ...
     async def usage(
         self, start: float, end: float, time_zone: str, owner: str | None = None

@@ -23,7 +23,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,9 @@ REJECTED = "rejected.jsonl"  # rows PostgreSQL will never take, kept for a perso
 CHUNK_ROWS = 500  # rows handed to the writer at once (one transaction)
 CHUNK_BYTES = 4_000_000
 
-Rows = list[tuple[str, dict[str, Any]]]  # (table, row) in the order they were written
+# (table, row) in the order they were written: rows.PanelRow and CallRow, or read back as dicts
+Rows = list[tuple[str, Mapping[str, Any]]]
+Refused = tuple[str, Mapping[str, Any], str]  # a row its store refuses for good: table, row, why
 # Writes *rows* in order; returns how many it wrote. Fewer than given: the rest must wait.
 Writer = Callable[[Rows], Awaitable[int]]
 
@@ -129,7 +131,7 @@ class Spill:
                     return True
             # rows were appended while the last ones were written: write those too
 
-    def reject(self, table: str, row: dict[str, Any], why: str) -> None:
+    def reject(self, table: str, row: Mapping[str, Any], why: str) -> None:
         """Keep a row PostgreSQL refuses for good in `rejected.jsonl` (shared by the processes
         of the folder: one append a row), rather than drop it."""
         line = json.dumps({"table": table, "row": row, "why": why}, default=str).encode() + b"\n"
@@ -166,7 +168,7 @@ class Spill:
         return _Held(self.folder / name, fd, 0, 0)
 
 
-def _line(table: str, row: dict[str, Any]) -> bytes:
+def _line(table: str, row: Mapping[str, Any]) -> bytes:
     return json.dumps({"table": table, "row": row}, default=str).encode() + b"\n"
 
 
@@ -233,7 +235,7 @@ async def _write_back(held: _Held, write: Writer) -> bool:
     """Write *held*'s waiting rows, a chunk at a time; False when *write* stopped short."""
     while held.done < held.size:
         chunk = await asyncio.to_thread(_read_chunk, held)
-        rows = [item for _, item in chunk if item is not None]
+        rows: Rows = [item for _, item in chunk if item is not None]
         written = await write(rows) if rows else 0
         taken = consumed = 0
         for length, item in chunk:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from gateway.records.verdicts import MAX_CLAIM, MAX_CLAIMS, MAX_NOTE, VERDICTS_PER_MINUTE
-from gateway.store.rows import VERDICTS_KEPT
+from gateway.store.statements import VERDICTS_KEPT
 from tests.helpers.bench import quiet_raw
 from tests.helpers.clocks import ManualClock
 

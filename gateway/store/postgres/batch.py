@@ -15,17 +15,15 @@ A fixed shape per table pair (whatever the row count) lets psycopg prepare each 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.rows import JSON_FIELDS
+from gateway.store.rows import FIELDS, JSON_FIELDS
 from gateway.store.spill import Rows
 
-Row = dict[str, Any]
 Statement = tuple[bytes, list[list[Any]]]
 
 CHUNK = 1000  # rows of one table in one statement, at most
-FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
 # each column's array type: the column's own (migrations.py); TEXT unless named here
 _TYPES = {
     "created": "float8", "seconds": "float8", "first_token_s": "float8", "started": "float8",
@@ -66,7 +64,7 @@ def _convert(name: str) -> Any:
     return None  # text as it is: a value that is not one fails its row when sent
 
 
-def _columns(table: str, rows: list[Row]) -> list[list[Any]]:
+def _columns(table: str, rows: list[Mapping[str, Any]]) -> list[list[Any]]:
     """One list per column, each value of the column's type (None stays NULL)."""
     columns = []
     for name in FIELDS[table]:
@@ -83,7 +81,7 @@ def statements(rows: Rows, *, skip_existing: bool = False) -> list[Statement]:
     out: list[Statement] = []
     for start in range(0, len(rows), CHUNK):
         chunk = rows[start : start + CHUNK]
-        by_table: dict[str, list[Row]] = {"panels": [], "calls": []}
+        by_table: dict[str, list[Mapping[str, Any]]] = {"panels": [], "calls": []}
         for table, row in chunk:
             by_table[table].append(row)
         tables = tuple(table for table in ("panels", "calls") if by_table[table])

@@ -4,14 +4,15 @@ psycopg 3 talks to PostgreSQL asynchronously from a small pool, so the event loo
 the network. Panel and seat rows are batched, and kept on local disk while PostgreSQL is down
 (gateway/store/postgres/writes.py); everything else needs PostgreSQL, and while it cannot be reached
 is a 503 (RecordsUnavailable) after WAIT_S at most, never a hang or a 500. `PostgresLink` is
-held, not inherited: the store (gateway/store/postgres/store.py) and its keys and learned limits
-(gateway/store/postgres/keys.py) are each handed it, and run their queries through it (`connection`,
-`execute`, `fetch`), so every read goes through the one place that turns an outage into a 503.
+held by the store (store.py), whose keys and learned limits (keys.py) run their queries through
+it too (`connection`, `execute`, `fetch`), so every read goes through the one place that turns an
+outage into a 503.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,8 +35,8 @@ CONNECTING: dict[str, Any] = {"connect_timeout": 5, "tcp_user_timeout": 10_000}
 
 class PostgresLink:
     """Opens and closes the store, lends a pooled connection to a read (`connection`, or
-    `execute` and `fetch` for one statement), and hands panel and seat rows to their batched
-    writes (`writes`, a `SeatWrites`). The queries live in the parts that hold this one."""
+    `execute` and `fetch` for one statement), and holds the batched writes of panel and seat
+    rows (`writes`, a `SeatWrites`). The queries live in the store and its parts."""
 
     def __init__(
         self,
@@ -63,6 +64,8 @@ class PostgresLink:
             kwargs={"autocommit": True, "row_factory": dict_row, **CONNECTING},
         )
         self.writes = SeatWrites(self.pool, spill, health or Health(), patience, gather_s)
+        # Keys as last seen, newest last, for an outage (keys.py: PostgresKeys.key_by_digest).
+        self.known_keys: OrderedDict[str, Row] = OrderedDict()
 
     async def open(self) -> None:
         """Migrate, then write back rows spilled by a process that is gone, before serving.
@@ -110,11 +113,3 @@ class PostgresLink:
         async with self.connection() as db:
             rows = await db.execute(sql.encode(), args)
             return await rows.fetchall()
-
-    # Batched writes of panel and seat rows (gateway/store/postgres/writes.py).
-
-    async def add_panel(self, panel: Row) -> None:
-        await self.writes.write("panels", panel)
-
-    async def add_call(self, call: Row) -> None:
-        await self.writes.write("calls", call)

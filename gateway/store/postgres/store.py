@@ -1,45 +1,45 @@
 """The record store on PostgreSQL, for several gateway replicas sharing one set of records.
 
 `PostgresStore` keeps the `SqliteStore`'s meaning row for row (the same tables, JSON fields as
-text, verdicts with their history, owner-scoped reads); only the engine changes. It holds its
-two parts rather than inheriting them:
-- `link`, a `PostgresLink` (gateway/store/postgres/link.py): the pool, opening and closing, the
-  batched seat rows kept on disk through an outage, and the way a read turns one into a 503;
-- `keys_and_limits`, a `PostgresKeysAndLimits` (gateway/store/postgres/keys.py): gateway keys, and
-  the context windows and cooldowns learned from providers, handed the same link.
-The queries on the records are here, run through the link (`link.connection`, `link.fetch`).
-Every `RecordStore` method is defined here (the parts' as one-line delegations), so each is
-found from the store.
+text, verdicts with their history, owner-scoped reads, the same statements:
+gateway/store/statements.py); only the engine changes. It holds `link`, a `PostgresLink`
+(link.py): the pool, opening and closing, the batched seat rows kept on disk through an outage,
+and the way a read turns one into a 503. It is its keys (`PostgresKeys`, a `KeyStore`) and its
+learned limits (`PostgresLimits`, a `LimitStore`): parts of its own (keys.py), using that same
+link. The queries on the records are here, run through the link (`link.connection`,
+`link.fetch`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from psycopg import AsyncConnection
 
 from gateway.health import Health
-from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.postgres import pages as pg_pages
-from gateway.store.postgres.keys import PostgresKeysAndLimits
+from gateway.store import pages
+from gateway.store.postgres.keys import PostgresKeys, PostgresLimits
 from gateway.store.postgres.link import POOL_SIZE, PostgresLink
 from gateway.store.postgres.writes import GATHER_S, PATIENCE
 from gateway.store.rows import (
-    CURRENT_VERDICT,
     Row,
-    insert_verdict,
+    call_row,
     load,
     load_verdict,
-    prune_verdicts,
+    panel_row,
     repeats,
+    verdict_state,
+    verdict_values,
 )
 from gateway.store.spill import Spill
+from gateway.store.statements import POSTGRES as SQL
+from gateway.store.statements import VERDICTS_KEPT
 
-_CALL_COLUMNS = ", ".join(f'c."{name}"' for name in CALL_FIELDS)
-_PANEL_COLUMNS = ", ".join(f'"{name}"' for name in PANEL_FIELDS)
 
-
-class PostgresStore:
-    """The records' queries, with the link (`link`: the pool and seat writes) they run through
-    and the keys and learned limits (`keys_and_limits`) beside them."""
+class PostgresStore(PostgresKeys, PostgresLimits):
+    """The records' queries, with the link (`link`: the pool and seat writes) they run through;
+    keys and learned limits are its parts (keys.py)."""
 
     def __init__(
         self,
@@ -55,9 +55,6 @@ class PostgresStore:
         self.link = PostgresLink(
             url, pool_size, spill=spill, health=health, patience=patience, gather_s=gather_s
         )
-        self.keys_and_limits = PostgresKeysAndLimits(self.link)
-
-    # Opening, closing and the batched rows: the link's.
 
     async def open(self) -> None:
         """Migrate, and write back rows spilled by a process that is gone (PostgresLink.open)."""
@@ -69,11 +66,11 @@ class PostgresStore:
     def room(self) -> str | None:
         return self.link.room()
 
-    async def add_panel(self, panel: Row) -> None:
-        await self.link.add_panel(panel)
+    async def add_panel(self, panel: Mapping[str, Any]) -> None:
+        await self.link.writes.write("panels", panel_row(panel))
 
-    async def add_call(self, call: Row) -> None:
-        await self.link.add_call(call)
+    async def add_call(self, call: Mapping[str, Any]) -> None:
+        await self.link.writes.write("calls", call_row(call))
 
     # Verdicts: the call's row is locked while its current verdict is compared, so two verdicts
     # on one seat arriving on two replicas are written one after the other, as SQLite's are.
@@ -83,183 +80,102 @@ class PostgresStore:
     ) -> tuple[bool, Row | None] | None:
         """Store a verdict. None: unknown call (or not *owner*'s). Else (written, previous)."""
         async with self.link.connection() as db, db.transaction():
-            found = await db.execute(
-                "SELECT 1 FROM calls c JOIN panels p ON p.id = c.panel_id "
-                "WHERE c.id = %s AND (%s::text IS NULL OR p.key_name = %s) FOR UPDATE OF c",
-                (verdict["call"], owner, owner),
-            )
+            found = await db.execute(SQL.owned_call, (verdict["call"], owner, owner))
             if await found.fetchone() is None:
                 return None
             previous = await _current_verdict(db, verdict["call"])
             if repeats(verdict, previous):
                 return False, previous
-            await db.execute(*insert_verdict(verdict, previous, "%s"))
-            await db.execute(*prune_verdicts(verdict["call"], "%s"))
+            await db.execute(SQL.insert_verdict, verdict_values(verdict, previous))
+            await db.execute(SQL.prune_verdicts, (verdict["call"], verdict["call"], VERDICTS_KEPT))
             return True, previous
 
     # Reads by primary key, filtered by the panel's key name in the same indexed lookup.
 
     async def panel(self, panel_id: str, owner: str | None = None) -> Row | None:
         async with self.link.connection() as db:
-            found = await db.execute(
-                f"SELECT {_PANEL_COLUMNS} FROM panels "
-                "WHERE id = %s AND (%s::text IS NULL OR key_name = %s)",
-                (panel_id, owner, owner),
-            )
+            found = await db.execute(SQL.panel, (panel_id, owner, owner))
             row = await found.fetchone()
             if row is None:
                 return None
             panel = load(row)
-            calls = await db.execute(
-                f"SELECT {_CALL_COLUMNS} FROM calls c WHERE {pg_pages.seat_range('%s::text')} "
-                "ORDER BY c.started, c.seq",
-                (panel_id,) * 3,
-            )
+            calls = await db.execute(SQL.seats, (panel_id,) * 3)
             panel["seats"] = [await _with_verdict(db, load(c)) for c in await calls.fetchall()]
             return panel
 
     async def call(self, call_id: str, owner: str | None = None) -> Row | None:
         async with self.link.connection() as db:
-            found = await db.execute(
-                f"SELECT {_CALL_COLUMNS}, p.collection AS collection FROM calls c "
-                "JOIN panels p ON p.id = c.panel_id "
-                "WHERE c.id = %s AND (%s::text IS NULL OR p.key_name = %s)",
-                (call_id, owner, owner),
-            )
+            found = await db.execute(SQL.call, (call_id, owner, owner))
             row = await found.fetchone()
             return None if row is None else await _with_verdict(db, load(row))
 
     async def verdict_states(self, call_ids: list[str], owner: str | None = None) -> dict[str, str]:
         """Each known call's state: pending (answered, unjudged), judged or unanswered."""
-        async with self.link.connection() as db:
-            found = await db.execute(
-                "SELECT c.id, c.status, EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id) "
-                "AS judged FROM calls c JOIN panels p ON p.id = c.panel_id "
-                "WHERE c.id = ANY(%s) AND (%s::text IS NULL OR p.key_name = %s)",
-                (list(dict.fromkeys(call_ids)), owner, owner),
-            )
-            rows = await found.fetchall()
-        states: dict[str, str] = {}
-        for row in rows:
-            judged, answered = row["judged"], row["status"] == "ok"
-            states[row["id"]] = "judged" if judged else "pending" if answered else "unanswered"
-        return states
+        wanted = SQL.dialect.ids(list(dict.fromkeys(call_ids)))
+        rows = await self.link.fetch(SQL.verdict_states(1), (*wanted, owner, owner))
+        return {row["id"]: verdict_state(row) for row in rows}
 
     async def owed(self, owner: str | None = None, limit: int = 50) -> list[Row]:
         """The newest answered seats that no verdict judges yet (mergers aside)."""
-        async with self.link.connection() as db:
-            found = await db.execute(
-                "SELECT c.id AS call, c.panel_id AS panel, c.seat, c.alias, c.finished, "
-                "p.collection FROM calls c JOIN panels p ON p.id = c.panel_id "
-                "WHERE c.status = 'ok' AND c.seat != 'merger' "
-                "AND (%s::text IS NULL OR p.key_name = %s) "
-                "AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id) "
-                "ORDER BY c.started DESC LIMIT %s",
-                (owner, owner, limit),
-            )
-            return [dict(row) for row in await found.fetchall()]
+        return await self.link.fetch(SQL.owed, (owner, owner, limit))
 
-    # The dashboard's reads (gateway/store/postgres/pages.py).
+    # The dashboard's reads (gateway/store/pages.py says why each stays fast).
 
     async def panels_page(
         self, limit: int, before: str | None = None, owed: bool = False, owner: str | None = None
     ) -> Row:
         """Raises pages.UnknownCursor when *before* names no panel *owner* can see."""
         async with self.link.connection() as db:
-            found = await pg_pages.panels_page(
-                db, limit=limit, before=before, owed=owed, owner=owner
-            )
-            found["owed"], found["owed_capped"] = await pg_pages.owed_count(db, owner)
+            cursor = None
+            if before is not None:
+                cursor = await (await db.execute(SQL.cursor, (before, owner, owner))).fetchone()
+                if cursor is None:
+                    raise pages.UnknownCursor(before)
+            sql, args = pages.page_query(SQL, limit=limit, cursor=cursor, owed=owed, owner=owner)
+            panels = await (await db.execute(sql.encode(), args)).fetchall()
+            ids = [row["id"] for row in panels[:limit]]
+            seats = []
+            if ids:
+                sql = SQL.seats_of(len(ids))
+                seats = await (await db.execute(sql.encode(), SQL.dialect.ids(ids))).fetchall()
+            found = pages.page(panels, seats, limit)
+            horizon = [] if owner is None else [owner]
+            sql = SQL.owed_count(owner is not None)
+            counted = await db.execute(sql.encode(), [*horizon, pages.OWED_HORIZON])
+            row = await counted.fetchone()
+            assert row is not None
+            found["owed"], found["owed_capped"] = pages.owed(row)
             return found
 
     async def change_marker(self) -> tuple[int, int, int]:
-        async with self.link.connection() as db:
-            return await pg_pages.change_marker(db)
+        """What a dashboard compares to know something new was written: the newest panel, seat
+        and verdict rows."""
+        (row,) = await self.link.fetch(SQL.change_marker, ())
+        return (row["panels"] or 0, row["calls"] or 0, row["verdicts"] or 0)
 
     async def standings(self) -> Row:
         """Per alias: seated, answered, last seated; per (alias, shape): useful and judged, and
         how many of each were given blind."""
         async with self.link.connection() as db:
-            seats = await db.execute(
-                "SELECT alias, COUNT(*) AS seated, COUNT(*) FILTER (WHERE status = 'ok') "
-                "AS answered, MAX(started) AS last_seated FROM calls WHERE seat != 'merger' "
-                "GROUP BY alias"
-            )
-            verdicts = await db.execute(
-                "SELECT c.alias, c.shape, SUM(v.useful) AS useful, COUNT(*) AS judged, "
-                "SUM(v.blind) AS blind_judged, SUM(v.useful * v.blind) AS blind_useful "
-                "FROM verdicts v JOIN calls c ON c.id = v.call_id "
-                "WHERE v.id IN (SELECT MAX(id) FROM verdicts GROUP BY call_id) "
-                "GROUP BY c.alias, c.shape"
-            )
+            seats = await db.execute(SQL.seated)
+            verdicts = await db.execute(SQL.judged)
             return {"seats": await seats.fetchall(), "verdicts": await verdicts.fetchall()}
-
-    # Gateway keys, learned context windows and cooldowns: the keys_and_limits'.
-
-    async def add_key(self, key: Row) -> bool:
-        return await self.keys_and_limits.add_key(key)
-
-    async def keys(self) -> list[Row]:
-        return await self.keys_and_limits.keys()
-
-    async def key_by_digest(self, digest: str) -> Row | None:
-        """Never cached; during an outage, as last seen (PostgresKeysAndLimits.key_by_digest)."""
-        return await self.keys_and_limits.key_by_digest(digest)
-
-    async def revoke_key(self, name: str) -> bool:
-        return await self.keys_and_limits.revoke_key(name)
-
-    async def touch_key(self, name: str, when: float) -> None:
-        """Best effort: skipped while PostgreSQL cannot be reached."""
-        await self.keys_and_limits.touch_key(name, when)
-
-    async def learn_window(self, alias: str, window: int) -> None:
-        await self.keys_and_limits.learn_window(alias, window)
-
-    async def learned_windows(self) -> dict[str, int]:
-        return await self.keys_and_limits.learned_windows()
-
-    async def learn_limit(self, limit: Row) -> None:
-        await self.keys_and_limits.learn_limit(limit)
-
-    async def learned_limits(self, now: float) -> list[Row]:
-        return await self.keys_and_limits.learned_limits(now)
 
     # The usage, read from the calls themselves.
 
     async def day_counts(self, since: float) -> list[Row]:
         """Calls started since *since* (the day's start), per model and connection."""
-        return await self.link.fetch(
-            "SELECT alias, connection, COUNT(*) AS calls FROM calls "
-            "WHERE started >= %s AND status != 'cooling' GROUP BY alias, connection",
-            (since,),
-        )
+        return await self.link.fetch(SQL.day_counts, (since,))
 
     async def usage(
         self, start: float, end: float, time_zone: str, owner: str | None = None
     ) -> list[Row]:
         """Calls, tokens in/out and errors per day (in *time_zone*), model, connection and key."""
-        return await self.link.fetch(
-            "SELECT to_char(to_timestamp(c.started) AT TIME ZONE %s, 'YYYY-MM-DD') AS day, "
-            "c.alias, c.connection, p.key_name AS key, COUNT(*) AS calls, "
-            "COALESCE(SUM(c.tokens_in), 0)::bigint AS tokens_in, "
-            "COALESCE(SUM(c.tokens_out), 0)::bigint AS tokens_out, "
-            "COUNT(*) FILTER (WHERE c.status NOT IN ('ok', 'empty')) AS errors "
-            "FROM calls c JOIN panels p ON p.id = c.panel_id "
-            "WHERE c.started >= %s AND c.started < %s AND c.status != 'cooling' "
-            "AND (%s::text IS NULL OR p.key_name = %s) "
-            'GROUP BY 1, c.alias, c.connection, p.key_name ORDER BY 1, c.alias COLLATE "C", '
-            'c.connection COLLATE "C", p.key_name COLLATE "C"',
-            (time_zone, start, end, owner, owner),
-        )
+        return await self.link.fetch(SQL.usage, (time_zone, start, end, owner, owner))
 
 
 async def _current_verdict(db: AsyncConnection[Row], call_id: str) -> Row | None:
-    found = await db.execute(
-        CURRENT_VERDICT + "WHERE call_id = %s ORDER BY id DESC LIMIT 1",
-        (call_id,),
-    )
-    row = await found.fetchone()
+    row = await (await db.execute(SQL.current_verdict, (call_id,))).fetchone()
     return None if row is None else load_verdict(row)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import psycopg
@@ -46,13 +47,7 @@ PART = "store"  # as /healthz names it
 RETRY_AFTER = {"Retry-After": "5"}
 
 Row = dict[str, Any]
-_Pending = tuple[str, Row, "asyncio.Future[None]"]
-
-
-def insert_sql(table: str, fields: tuple[str, ...], *, skip_existing: bool = False) -> str:
-    names = ", ".join(f'"{name}"' for name in fields)
-    sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))})"
-    return sql + (" ON CONFLICT DO NOTHING" if skip_existing else "")
+_Pending = tuple[str, Mapping[str, Any], "asyncio.Future[None]"]
 
 
 def unavailable() -> RecordsUnavailable:
@@ -88,7 +83,7 @@ class SeatWrites:
         self._flusher: asyncio.Task[None] | None = None
         self._recovery: asyncio.Task[None] | None = None
 
-    async def write(self, table: str, row: Row) -> None:
+    async def write(self, table: str, row: Mapping[str, Any]) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((table, row, done))
         if table == "panels":
@@ -251,13 +246,13 @@ class SeatWrites:
             self._refused.pop(str(row.get("id")), None)
         return len(rows)
 
-    def _may_wait(self, row: Row) -> bool:
+    def _may_wait(self, row: Mapping[str, Any]) -> bool:
         """A seat whose panel is missing waits for it up to `patience` tries."""
         key = str(row.get("id"))
         self._refused[key] = tries = self._refused.get(key, 0) + 1
         return tries < self.patience
 
-    def _reject(self, table: str, row: Row, exc: BaseException) -> None:
+    def _reject(self, table: str, row: Mapping[str, Any], exc: BaseException) -> None:
         why = f"{type(exc).__name__}: {exc}"
         log.error(
             "PostgreSQL refuses %s row %s; set aside, not written: %s", table, row.get("id"), why

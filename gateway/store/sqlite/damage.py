@@ -14,13 +14,13 @@ through the open connection (`salvage`): a page-by-page copy would carry the gar
 
 from __future__ import annotations
 
-import logging
+import contextlib
+import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from gateway.store.sqlite.migrations import MIGRATIONS, migrate
-
-log = logging.getLogger("bench.records")
 
 QUICK_CHECK_S = 900.0  # every page read this often (a big store costs seconds of reading)
 MAGIC = b"SQLite format 3\x00"
@@ -74,11 +74,36 @@ def damaged(path: Path, page_size: int, birth: float | None, *, deep: bool = Fal
     return None
 
 
-def salvage(source: sqlite3.Connection, draft: Path, ledger: list[tuple[str, float]]) -> None:
+def page_one(path: Path, page_size: int) -> bytes | None:
+    """The file's first page as it is on disk, if its header is SQLite's: kept while the file is
+    healthy, to read a copy of the file with, should garbage be written over it (`salvage`)."""
+    try:
+        with open(path, "rb") as file:
+            found = file.read(page_size)
+    except OSError:
+        return None
+    ok = len(found) == page_size and found.startswith(MAGIC) and page_size_of(found) == page_size
+    return found if ok else None
+
+
+class Unreadable(Exception):
+    """Records the open connection cannot read, nor a copy of the file mended with its first
+    page as last seen: the store is not put back (an emptier store would replace it)."""
+
+
+def salvage(
+    source: sqlite3.Connection,
+    draft: Path,
+    ledger: list[tuple[str, float]],
+    path: Path,
+    first_page: bytes | None,
+) -> None:
     """Every record *source* still reads, row by row, into a new file at *draft* with the same
     schema (the migrations, recorded with *ledger*'s names and times, so the copy carries the
-    store's birth mark). A table read only in part is logged as an error naming what was not
-    copied; what could not be read stays in the damaged file, kept aside by the caller."""
+    store's birth mark). A table it cannot read whole (the garbage is over pages only the file
+    holds: the first, say, after a checkpoint) is read from a copy of the file at *path* and
+    its WAL with *first_page* (as last seen healthy) written over the first. Raises Unreadable
+    when a table cannot be read whole either way."""
     draft.unlink(missing_ok=True)
     target = sqlite3.connect(draft, isolation_level=None)
     try:
@@ -86,15 +111,44 @@ def salvage(source: sqlite3.Connection, draft: Path, ledger: list[tuple[str, flo
         target.execute("BEGIN")
         target.execute("DELETE FROM migrations")
         target.executemany("INSERT INTO migrations VALUES (?, ?)", ledger)
-        for table in TABLES:
-            _copy_table(source, target, table)
+        failed = {table: why for table in TABLES if (why := _copy_table(source, target, table))}
+        if failed and first_page is not None:
+            with _mended_copy(path, draft, first_page) as mended:
+                failed = {t: why for t in failed if (why := _copy_table(mended, target, t))}
+        if failed:
+            raise Unreadable(", ".join(f"{table}: {why}" for table, why in failed.items()))
         target.execute("COMMIT")
     finally:
         target.close()
 
 
-def _copy_table(source: sqlite3.Connection, target: sqlite3.Connection, table: str) -> None:
-    """*table*'s rows in rowid order, rowids kept (the order seats and the change marker read)."""
+@contextlib.contextmanager
+def _mended_copy(path: Path, draft: Path, first_page: bytes) -> Iterator[sqlite3.Connection]:
+    """A copy of the file at *path* and its WAL, *first_page* written over its first page with
+    its stated size voided (SQLite then takes the file's), read on a connection of its own."""
+    copy = draft.with_name(draft.name + ".mended")
+    for suffix in ("", "-wal", "-shm"):
+        copy.with_name(copy.name + suffix).unlink(missing_ok=True)
+    shutil.copyfile(path, copy)
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists():
+        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+    page = bytearray(first_page)
+    page[92:96] = (int.from_bytes(page[24:28], "big") + 1 & 0xFFFFFFFF).to_bytes(4, "big")
+    with open(copy, "r+b") as file:
+        file.write(page)
+    db = sqlite3.connect(copy, isolation_level=None)
+    try:
+        yield db
+    finally:
+        db.close()
+        for suffix in ("", "-wal", "-shm"):
+            copy.with_name(copy.name + suffix).unlink(missing_ok=True)
+
+
+def _copy_table(source: sqlite3.Connection, target: sqlite3.Connection, table: str) -> str | None:
+    """*table*'s rows in rowid order, rowids kept (the order seats and the change marker read),
+    a row already copied skipped; None once every row is copied, else why not."""
     info = target.execute(f"PRAGMA table_info({table})").fetchall()
     names = [row[1] for row in info]
     has_rowid_alias = any(row[5] and row[2].upper() == "INTEGER" for row in info)
@@ -102,18 +156,11 @@ def _copy_table(source: sqlite3.Connection, target: sqlite3.Connection, table: s
     if not has_rowid_alias:
         columns = f"rowid, {columns}"
     marks = ", ".join("?" * (len(names) + (0 if has_rowid_alias else 1)))
-    insert = f"INSERT INTO {table} ({columns}) VALUES ({marks})"
-    copied = 0
+    insert = f"INSERT OR IGNORE INTO {table} ({columns}) VALUES ({marks})"
     try:
         rows = source.execute(f"SELECT {columns} FROM {table} ORDER BY rowid")
         while chunk := rows.fetchmany(_CHUNK):
             target.executemany(insert, [tuple(row) for row in chunk])
-            copied += len(chunk)
     except sqlite3.DatabaseError as exc:
-        log.error(
-            "the damaged store file: %s rows after the first %d could not be read (%s); "
-            "they are left in the file set aside",
-            table,
-            copied,
-            exc,
-        )
+        return str(exc)
+    return None

@@ -24,11 +24,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any, Protocol
+from typing import Protocol
 
 from gateway.errors import RecordsUnavailable
 from gateway.health import Health
-from gateway.store.spill import Rows, Spill
+from gateway.store.spill import Refused, Rows, Spill
 from gateway.store.sqlite.damage import QUICK_CHECK_S
 from gateway.store.sqlite.file import StoreFile
 
@@ -54,7 +54,7 @@ class Mender(Protocol):
 
     async def mend(self) -> str | None: ...
     async def damaged(self, deep: bool) -> str | None: ...
-    async def write_back(self, rows: Rows) -> tuple[int, list[tuple[str, dict[str, Any], str]]]: ...
+    async def write_back(self, rows: Rows) -> tuple[int, list[Refused]]: ...
 
 
 class Detour:

@@ -7,7 +7,8 @@ would find, and `/healthz` said `ok`. So the path's identity (st_dev, st_ino) is
 the file opened: under the write lock before each batch of rows, and once a second by a watch.
 When they differ, the records the open connection still reads are copied to a new file at the
 path, whatever was put there is kept beside it (`<name>.replaced-<time>`), and the store is
-reopened on the copy.
+reopened on the copy. A file written over in place keeps its identity: what it holds is watched
+as well (`damaged`, damage.py), and it is put back the same way, kept as `<name>.damaged-<time>`.
 
 Several workers hold one store file. SQLite deletes `<path>-wal` by name when the last
 connection to a file closes, and once a copy is in place that name is the copy's: so the copy
@@ -113,6 +114,8 @@ class StoreFile:
         self.page_size = 0
         self.ledger: list[tuple[str, float]] = []  # the migrations applied: name, when
         self.damage: str | None = None  # why the file opened was found damaged, until reopened
+        self.first_page: bytes | None = None  # as last seen healthy on disk (damage.salvage)
+        self.unreadable: str | None = None  # why the damaged file's records cannot all be read
         self._pin: int | None = None
 
     def opened_now(self, db: sqlite3.Connection) -> None:
@@ -126,6 +129,7 @@ class StoreFile:
         self.page_size = int(db.execute("PRAGMA page_size").fetchone()[0])
         self.ledger = [(name, applied) for name, applied in db.execute("SELECT * FROM migrations")]
         self.damage = None
+        self.first_page = damage.page_one(self.path, self.page_size)
 
     def changed(self) -> str | None:
         """Why the path no longer names the file opened, or None while it does."""
@@ -145,6 +149,8 @@ class StoreFile:
         if self.opened is None or self.changed() is not None:
             return None
         found = damage.damaged(self.path, self.page_size, self.birth, deep=deep)
+        if found is None and self.damage is None:
+            self.first_page = damage.page_one(self.path, self.page_size) or self.first_page
         self.damage = self.damage or found
         return found
 
@@ -186,10 +192,15 @@ class StoreFile:
 
     def copy_from(self, source: sqlite3.Connection, *, row_by_row: bool = False) -> Path:
         """The records *source* reads, in a new file beside the path (not yet in place): page
-        by page, or *row_by_row* when pages of the file are garbage (damage.salvage)."""
+        by page, or *row_by_row* when pages of the file are garbage (damage.salvage, which
+        raises damage.Unreadable when it cannot read every record)."""
         draft = self.path.with_name(f".{self.path.name}.restoring")
         if row_by_row:
-            damage.salvage(source, draft, self.ledger)
+            try:
+                damage.salvage(source, draft, self.ledger, self.path, self.first_page)
+            except BaseException:
+                draft.unlink(missing_ok=True)
+                raise
         else:
             draft.unlink(missing_ok=True)
             target = sqlite3.connect(draft)

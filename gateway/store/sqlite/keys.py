@@ -1,10 +1,11 @@
-"""What the SQLite store keeps besides the records: gateway keys, and the context windows and
-rate limits learned from providers (kept across restarts).
+"""What the SQLite store keeps besides the records: gateway keys (`SqliteKeys`, a `KeyStore`),
+and the context windows and rate limits learned from providers, kept across restarts
+(`SqliteLimits`, a `LimitStore`).
 
-`SqliteKeysAndLimits` holds only the `SqliteWriter` it is handed (gateway/store/sqlite/writer.py,
-which the store holds too): its queries run on that writer's thread (`writer.run`) against its
-connection (`writer.db`), and a key lookup reads the writer's `key_reader` on the event loop's
-thread. `SqliteStore` (store.py) delegates its key and learned-limit methods here.
+Both are parts of `SqliteStore` (store.py), which is each of them: they use only its `writer`
+(writer.py), running their statements (gateway/store/statements.py) on its thread
+(`writer.fetch`, `writer.execute`); a key lookup reads the writer's
+`key_reader` on the event loop's thread.
 """
 
 from __future__ import annotations
@@ -14,37 +15,29 @@ import logging
 import sqlite3
 import time
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any
 
 from gateway.errors import RecordsUnavailable
-from gateway.store.rows import KEY_COLUMNS, insert_key, load_key
+from gateway.store.rows import key_values, load_key
 from gateway.store.sqlite.writer import SqliteWriter
+from gateway.store.statements import SQLITE as SQL
 
 log = logging.getLogger("bench.records")
 
 
-class SqliteKeysAndLimits:
-    """Gateway keys (only the SHA-256 of a key is ever stored), and the context windows and
-    cooldowns learned from providers, in the file the writer holds."""
+class SqliteKeys:
+    """Gateway keys in the file the writer holds."""
 
-    def __init__(self, writer: SqliteWriter) -> None:
-        self.writer = writer
-
-    # Gateway keys.
+    writer: SqliteWriter
 
     async def add_key(self, key: dict[str, Any]) -> bool:
-        return await self.writer.run(self._add_key, key)
-
-    def _add_key(self, key: dict[str, Any]) -> bool:
-        assert self.writer.db is not None
         try:
-            self.writer.db.execute(*insert_key(key, "?"))
+            return await self.writer.execute(SQL.insert_key, key_values(key)) == 1
         except sqlite3.IntegrityError:
             return False
-        return True
 
     async def keys(self) -> list[dict[str, Any]]:
-        return await self.writer.run(self._select_keys, "1 = 1", ())
+        return [load_key(r) for r in await self.writer.fetch(SQL.keys)]
 
     async def key_by_digest(self, digest: str) -> dict[str, Any] | None:
         """Asked on every keyed request, and never cached (a revoked key is refused at once, in
@@ -52,97 +45,46 @@ class SqliteKeysAndLimits:
         read right here, on a connection of its own: ~10 us, where a trip through the writer
         thread costs ~0.1-0.2 ms and waits behind whatever records are being written. Should
         the store be busy (WAL readers rarely are), the writer thread reads it instead."""
-        where, args = "digest = ? AND revoked IS NULL", (digest,)
         reader = self.writer.key_reader
         try:
             if reader is None:  # (a moved file being put back)
                 raise sqlite3.OperationalError("no reader")
-            found = self._select_keys(where, args, reader)
+            found = reader.execute(SQL.key_by_digest, (digest,)).fetchall()
         except sqlite3.Error:
-            found = await self.writer.run(self._select_keys, where, args)
-        return found[0] if found else None
-
-    def _select_keys(
-        self, where: str, args: tuple[Any, ...], db: sqlite3.Connection | None = None
-    ) -> list[dict[str, Any]]:
-        db = db or self.writer.db
-        assert db is not None
-        rows = db.execute(
-            f"SELECT {KEY_COLUMNS} FROM gateway_keys WHERE {where} ORDER BY created",
-            args,
-        ).fetchall()
-        return [load_key(r) for r in rows]
+            found = await self.writer.fetch(SQL.key_by_digest, (digest,))
+        return load_key(found[0]) if found else None
 
     async def revoke_key(self, name: str) -> bool:
-        return await self.writer.run(self._revoke_key, name)
-
-    def _revoke_key(self, name: str) -> bool:
-        assert self.writer.db is not None
-        cursor = self.writer.db.execute(
-            "UPDATE gateway_keys SET revoked = ? WHERE name = ? AND revoked IS NULL",
-            (time.time(), name),
-        )
-        return cursor.rowcount > 0
+        return await self.writer.execute(SQL.revoke_key, (time.time(), name)) > 0
 
     async def touch_key(self, name: str, when: float) -> None:
         """Best effort: skipped while the file cannot write (the key is still served)."""
         with _unless_faulty("a key's last use"):
-            await self.writer.run(
-                lambda: cast(sqlite3.Connection, self.writer.db).execute(
-                    "UPDATE gateway_keys SET last_used = ? WHERE name = ?", (when, name)
-                )
-            )
+            await self.writer.execute(SQL.touch_key, (when, name))
 
-    # Context windows learned from providers' "maximum context length is N" errors.
+
+class SqliteLimits:
+    """Context windows learned from providers' "maximum context length is N" errors, and
+    cooldowns; the usage is read from the calls themselves (SqliteStore.day_counts)."""
+
+    writer: SqliteWriter
 
     async def learn_window(self, alias: str, window: int) -> None:
         """Skipped while the file cannot write (it is on the board meanwhile: live, not kept)."""
         with _unless_faulty("a learned context window"):
-            await self.writer.run(
-                lambda: cast(sqlite3.Connection, self.writer.db).execute(
-                    "INSERT INTO learned_windows VALUES (?, ?, ?) ON CONFLICT (alias) DO UPDATE "
-                    "SET context_window = MIN(context_window, excluded.context_window), "
-                    "learned = excluded.learned",
-                    (alias, window, time.time()),
-                )
-            )
+            await self.writer.execute(SQL.learn_window, (alias, window, time.time()))
 
     async def learned_windows(self) -> dict[str, int]:
-        rows = await self.writer.run(
-            lambda: (
-                cast(sqlite3.Connection, self.writer.db)
-                .execute("SELECT alias, context_window FROM learned_windows")
-                .fetchall()
-            )
-        )
-        return {alias: window for alias, window in rows}
-
-    # Quotas: cooldowns learned from providers (kept across restarts); the usage is read
-    # from the calls themselves (SqliteStore.day_counts).
+        return {alias: window for alias, window in await self.writer.fetch(SQL.learned_windows)}
 
     async def learn_limit(self, limit: dict[str, Any]) -> None:
         """Skipped while the file cannot write (it is on the board meanwhile: live, not kept)."""
+        values = (limit["alias"], limit["until"], limit["why"], limit["source"], time.time())
         with _unless_faulty("a learned limit"):
-            await self.writer.run(
-                lambda: cast(sqlite3.Connection, self.writer.db).execute(
-                    "INSERT INTO learned_limits VALUES (?, ?, ?, ?, ?) ON CONFLICT (alias) DO "
-                    "UPDATE SET until = excluded.until, why = excluded.why, "
-                    "source = excluded.source, learned = excluded.learned",
-                    (limit["alias"], limit["until"], limit["why"], limit["source"], time.time()),
-                )
-            )
+            await self.writer.execute(SQL.learn_limit, values)
 
     async def learned_limits(self, now: float) -> list[dict[str, Any]]:
-        rows = await self.writer.run(
-            lambda: (
-                cast(sqlite3.Connection, self.writer.db)
-                .execute(
-                    "SELECT alias, until, why, source FROM learned_limits WHERE until > ?", (now,)
-                )
-                .fetchall()
-            )
-        )
-        return [dict(r) for r in rows]
+        return [dict(r) for r in await self.writer.fetch(SQL.learned_limits, (now,))]
 
 
 @contextlib.contextmanager

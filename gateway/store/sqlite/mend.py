@@ -1,5 +1,6 @@
 """Bringing a SQLite store back to writing, on its writer thread: the file put back when it was
-deleted or replaced, a write tried, and the rows kept meanwhile written back.
+deleted, replaced or overwritten in place (damage.py), a write tried, and the rows kept
+meanwhile written back.
 
 The detour (gateway/store/sqlite/detour.py) calls these once a second while the file cannot
 write, through the writer (`SqliteWriter.mend`, `.write_back`); gateway/store/sqlite/file.py
@@ -12,10 +13,10 @@ import contextlib
 import logging
 import sqlite3
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.spill import Rows
+from gateway.store.spill import Refused, Rows
+from gateway.store.sqlite.damage import Unreadable
 from gateway.store.sqlite.file import FIRST_MIGRATION, StoreFault, StoreFile, fault_of
 
 log = logging.getLogger("bench.records")
@@ -30,17 +31,7 @@ class SqliteWriter(Protocol):
 
     def connect(self) -> None: ...
     def disconnect(self) -> None: ...
-    def insert(
-        self,
-        items: list[tuple[str, tuple[str, ...], dict[str, Any]]],
-        *,
-        tries: int = 20,
-        skip_existing: bool = False,
-    ) -> None: ...
-
-
-Refused = tuple[str, dict[str, Any], str]  # a kept row the file refuses for good: table, row, why
-_FIELDS = {"panels": PANEL_FIELDS, "calls": CALL_FIELDS}
+    def insert(self, rows: Rows, *, tries: int = 20, skip_existing: bool = False) -> None: ...
 
 
 def mend(writer: SqliteWriter) -> str | None:
@@ -84,13 +75,20 @@ def put_back(writer: SqliteWriter) -> str | None:
     let go of the old file; the others let go and reopen what it put back. None once this
     worker has the store open again, else why not."""
     file = writer.file
+    if file.unreadable is not None:  # (found once: reading it all again would not help)
+        return file.unreadable
     damage = file.damage if file.changed() is None else None
     moved = file.changed() or damage or f"the store file {writer.path.name} is not open"
     with file.folder_locked(wait=False) as mine:
         if mine and writer.db is not None and (damage is not None or not file.is_ours()):
             if not file.others_let_go():
                 return f"{moved}; other workers still hold the old file"
-            draft = file.copy_from(writer.db, row_by_row=damage is not None)
+            try:
+                draft = file.copy_from(writer.db, row_by_row=damage is not None)
+            except Unreadable as exc:
+                file.unreadable = why = f"{moved}; not every record can be read ({exc})"
+                log.error("%s: the file is left as it is, for repair; new rows wait", why)
+                return why
             writer.disconnect()  # before the copy is in place (file.py says why)
             aside = file.put_back(draft, "replaced" if damage is None else "damaged")
             writer.connect()
@@ -121,20 +119,19 @@ def _reopen(writer: SqliteWriter, moved: str) -> str | None:
 def write_back(writer: SqliteWriter, rows: Rows) -> tuple[int, list[Refused]]:
     """Kept rows into the file, skipping any already there, in one transaction (or a row at a
     time when one is refused): (how many are done, the rows refused for good, with why)."""
-    items = [(table, _FIELDS[table], row) for table, row in rows]
     try:
-        writer.insert(items, skip_existing=True)
+        writer.insert(rows, skip_existing=True)
         return len(rows), []
     except StoreFault:
         return 0, []
     except Exception:
         pass  # some row: find which
     refused: list[Refused] = []
-    for done, item in enumerate(items):
+    for done, (table, row) in enumerate(rows):
         try:
-            writer.insert([item], skip_existing=True)
+            writer.insert([(table, row)], skip_existing=True)
         except StoreFault:
             return done, refused
         except Exception as exc:
-            refused.append((item[0], item[2], f"{type(exc).__name__}: {exc}"))
+            refused.append((table, row, f"{type(exc).__name__}: {exc}"))
     return len(rows), refused

@@ -4,15 +4,13 @@ closes and writes the file.
 SQLite calls are blocking, so they run on one dedicated writer thread: the event loop never
 waits on the disk, and one thread owning the connection keeps transactions short and serial.
 Seats finishing together are written in one transaction (`_flush`), and a bad row fails alone.
-`SqliteWriter` is held, not inherited: the store (gateway/store/sqlite/store.py) and its keys and
-learned limits (gateway/store/sqlite/keys.py) are each handed it, and run their queries on
-its thread (`run`) against its connection (`db`).
+`SqliteWriter` is held by the store (store.py), whose queries, keys and learned limits (keys.py)
+all run on its thread (`run`, `fetch`, `execute`) against its connection (`db`).
 
-A write the file cannot take (a full disk, the file deleted or replaced: a `StoreFault`,
-gateway/store/sqlite/file.py) fails no panel: its row, and every later one, goes to the spill
-(`detour`, gateway/store/sqlite/detour.py) until the file takes writes again (`mend` puts a
-moved or damaged file back: gateway/store/sqlite/mend.py, damage.py). A query the file cannot
-answer is a 503.
+A write the file cannot take (a full disk, the file deleted, replaced or overwritten: a
+`StoreFault`, file.py; damage.py) fails no panel: its row, and every later one, goes to the
+spill (`detour`, detour.py) until the file takes writes again (`mend` puts a moved or damaged
+file back: mend.py). A query the file cannot answer is a 503.
 """
 
 from __future__ import annotations
@@ -30,20 +28,19 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gateway.health import Health
-from gateway.store.interface import CALL_FIELDS, PANEL_FIELDS
-from gateway.store.rows import dump
-from gateway.store.spill import Rows, Spill
+from gateway.store.rows import values
+from gateway.store.spill import Refused, Rows, Spill
 from gateway.store.sqlite.detour import Detour, unavailable
 from gateway.store.sqlite.file import StoreFault, StoreFile, fault_of
-from gateway.store.sqlite.mend import Refused, mend, write_back
+from gateway.store.sqlite.mend import mend, write_back
 from gateway.store.sqlite.migrations import migrate
+from gateway.store.statements import SQLITE as SQL
 
 log = logging.getLogger("bench.records")
 
 _T = TypeVar("_T")
-# A row waiting for the writer: table, fields, row, and the future its writer awaits
-_Pending = tuple[str, tuple[str, ...], dict[str, Any], asyncio.Future[None]]
-Item = tuple[str, tuple[str, ...], dict[str, Any]]  # a row to insert: table, fields, row
+# A row waiting for the writer: table, row (rows.PanelRow or CallRow), the future its writer awaits
+_Pending = tuple[str, Any, asyncio.Future[None]]
 
 
 class SqliteWriter:
@@ -78,6 +75,18 @@ class SqliteWriter:
         except StoreFault as fault:
             self.detour.noticed(fault.why)
             raise unavailable(fault.why) from None
+
+    async def fetch(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        """One statement's rows, on the writer thread (as `run`)."""
+        return await self.run(lambda: self._db().execute(sql, args).fetchall())
+
+    async def execute(self, sql: str, args: tuple[Any, ...]) -> int:
+        """One statement on the writer thread (as `run`); the rows it changed."""
+        return await self.run(lambda: self._db().execute(sql, args).rowcount)
+
+    def _db(self) -> sqlite3.Connection:
+        assert self.db is not None  # (`_guarded` raises first while none is open)
+        return self.db
 
     async def _on_thread(self, fn: Callable[..., _T], *args: Any) -> _T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -140,29 +149,23 @@ class SqliteWriter:
     def room(self) -> str | None:
         return self.detour.room()
 
-    async def add_panel(self, panel: dict[str, Any]) -> None:
-        await self._write("panels", PANEL_FIELDS, panel)
-
-    async def add_call(self, call: dict[str, Any]) -> None:
-        await self._write("calls", CALL_FIELDS, call)
-
-    async def _write(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
+    async def write(self, table: str, row: Any) -> None:
         """Answered once the row is committed, or kept by the detour while the file cannot
         take it (a panel's row that cannot be kept anywhere: 503, nobody called yet)."""
         if self.detour.active:  # behind the rows already kept
             await self.detour.keep(table, row)
             return
         try:
-            await self._batched(table, fields, row)
+            await self._batched(table, row)
         except StoreFault as fault:
             self.detour.noticed(fault.why)
             await self.detour.keep(table, row)
 
-    async def _batched(self, table: str, fields: tuple[str, ...], row: dict[str, Any]) -> None:
+    async def _batched(self, table: str, row: Any) -> None:
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         with self._lock:
-            self._pending.append((table, fields, row, done))
+            self._pending.append((table, row, done))
             start, self._flushing = not self._flushing, True
         if start:
             flushing = loop.run_in_executor(self._pool, self._flush, loop)
@@ -183,7 +186,7 @@ class SqliteWriter:
                         self._flushing = False
                         return
                 outcomes = self._insert_batch(batch)
-                loop.call_soon_threadsafe(_settle, [item[3] for item in batch], outcomes)
+                loop.call_soon_threadsafe(_settle, [item[2] for item in batch], outcomes)
                 batch = []
         except BaseException as exc:  # not a bad row: the writer itself broke
             with self._lock:
@@ -191,22 +194,22 @@ class SqliteWriter:
                 self._flushing = False
             if batch:
                 failed: list[BaseException | None] = [exc] * len(batch)
-                loop.call_soon_threadsafe(_settle, [item[3] for item in batch], failed)
+                loop.call_soon_threadsafe(_settle, [item[2] for item in batch], failed)
             raise
 
     def _insert_batch(self, batch: list[_Pending]) -> list[BaseException | None]:
         """One transaction for the batch; if it fails, each row alone, so only a bad row fails.
         A fault of the file fails the batch as it stands (its rows go to the detour)."""
         try:
-            self.insert([item[:3] for item in batch])
+            self.insert([(table, row) for table, row, _ in batch])
         except StoreFault as fault:
             return [fault] * len(batch)
         except Exception:
             return [self._insert_one(item) for item in batch]
         return [None] * len(batch)
 
-    def insert(self, items: list[Item], *, tries: int = 20, skip_existing: bool = False) -> None:
-        """One transaction for *items*. It takes the write lock up front (BEGIN IMMEDIATE, which
+    def insert(self, rows: Rows, *, tries: int = 20, skip_existing: bool = False) -> None:
+        """One transaction for *rows*. It takes the write lock up front (BEGIN IMMEDIATE, which
         waits out another worker's writes for busy_timeout), and tries again for a while if the
         store stays locked: an answered seat is never dropped for a moment of contention. Under
         the lock, the path must still name the file opened (else StoreFault: deleted or
@@ -214,14 +217,14 @@ class SqliteWriter:
         db = self.db
         if db is None:
             raise StoreFault(f"the store file {self.path.name} is not open")
-        inserts = _SKIPPING if skip_existing else _INSERTS
+        inserts = SQL.insert_skipping if skip_existing else SQL.insert
         try:
             _while_locked(db, "BEGIN IMMEDIATE", tries=tries, pause_s=0.05)
             moved = self.file.changed()
             if moved is not None:
                 raise StoreFault(moved)
-            for table, fields, row in items:
-                db.execute(inserts[table], [dump(name, row.get(name)) for name in fields])
+            for table, row in rows:
+                db.execute(inserts[table], values(table, row))
             db.execute("COMMIT")
         except BaseException as exc:
             if db.in_transaction:  # (SQLite rolls back by itself on a full disk)
@@ -234,7 +237,7 @@ class SqliteWriter:
 
     def _insert_one(self, item: _Pending) -> BaseException | None:
         try:
-            self.insert([item[:3]])
+            self.insert([item[:2]])
         except StoreFault as fault:
             return fault
         except Exception as exc:  # a value SQLite cannot bind raises more than sqlite3.Error
@@ -269,18 +272,6 @@ def _while_locked(db: sqlite3.Connection, sql: str, *, tries: int, pause_s: floa
             if "locked" not in str(exc) or attempt == tries - 1:
                 raise
             time.sleep(pause_s)
-
-
-def _insert_sql(table: str, fields: tuple[str, ...]) -> str:
-    names = ", ".join(f'"{name}"' for name in fields)
-    return f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(fields))})"
-
-
-_INSERTS = {
-    "panels": _insert_sql("panels", PANEL_FIELDS),
-    "calls": _insert_sql("calls", CALL_FIELDS),
-}
-_SKIPPING = {table: sql.replace("INSERT", "INSERT OR IGNORE", 1) for table, sql in _INSERTS.items()}
 
 
 def _log_failure(flushing: asyncio.Future[None]) -> None:
