@@ -5,7 +5,9 @@ direct reader raises the very exceptions litellm would have raised for the same 
 (gateway/upstream/direct/wire_errors.py), so the kind, the wait a provider asks for, its
 headers and the message kept on the record are the same whichever read the answer. Besides
 those, a read may end by the call's own deadline (`TimeoutError`) or by its byte cap
-(gateway/upstream/capped.py's `AnswerTooLarge`, wrapped by whoever was reading).
+or by what the sessions refuse to read (gateway/upstream/capped.py's `Refusal`s: an answer
+past its cap, an endless event-stream line, a redirect, an encoding not asked for), wrapped by
+whoever was reading.
 
 - `call_failed`: a call that failed before its answer was in hand (sent, refused, timed out);
 - `stream_failed`: a stream that failed while being read; a seat's stream and a route turn's
@@ -34,7 +36,7 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
-from gateway.upstream.capped import too_large_in
+from gateway.upstream.capped import AnswerTooLarge, LineTooLong, Refusal, refusal_in
 
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 # An image's data URL, as a provider may echo it in an error: never into a record or a log.
@@ -51,8 +53,8 @@ def call_failed(
         return exc
     if isinstance(exc, TimeoutError):
         return UpstreamTimeout(f"no answer within {timeout:g} s")
-    if (over := too_large_in(exc)) is not None:
-        return UpstreamAnswerTooLarge(str(over))
+    if (refused := refusal_in(exc)) is not None:
+        return refusal(refused)
     error = classify(exc, timeout)
     if params is not None and isinstance(error, UpstreamUnreachable):
         error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
@@ -65,8 +67,8 @@ def stream_failed(exc: BaseException, timeout: float, *, seat: bool) -> Upstream
     stall (litellm holds each read to the call's *timeout*)."""
     if isinstance(exc, UpstreamError):
         return exc
-    if (over := too_large_in(exc)) is not None:
-        return UpstreamAnswerTooLarge(str(over))
+    if (refused := refusal_in(exc)) is not None:
+        return refusal(refused)
     if seat:
         if isinstance(exc, TimeoutError | litellm.Timeout):
             return call_failed(exc, timeout)
@@ -77,6 +79,17 @@ def stream_failed(exc: BaseException, timeout: float, *, seat: bool) -> Upstream
     if type(error) is UpstreamFailed:
         return UpstreamBrokenStream(f"stream broke off: {short(exc)}")
     return error
+
+
+def refusal(refused: Refusal) -> UpstreamError:
+    """What a reply the sessions refused to read is: over its limit (the client's bound, as an
+    answer too long is), or a broken stream (an endless line: no event stream), or a provider
+    that failed the call (a redirect never followed, an encoding not asked for)."""
+    if isinstance(refused, AnswerTooLarge):
+        return UpstreamAnswerTooLarge(str(refused))
+    if isinstance(refused, LineTooLong):
+        return UpstreamBrokenStream(f"stream broke off: {refused}")
+    return UpstreamFailed(str(refused))
 
 
 def classify(exc: BaseException, timeout: float) -> UpstreamError:

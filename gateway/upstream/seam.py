@@ -158,5 +158,5 @@ def _capped(limit: int | None, stream: bool) -> Iterator[None]:
     if not limit:
         yield
         return
-    with capped(raw_cap(limit, stream), limit):
+    with capped(raw_cap(limit, stream), limit, stream):
         yield

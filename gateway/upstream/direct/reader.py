@@ -20,7 +20,7 @@ import litellm
 import orjson
 
 from gateway.upstream.answer import Answer, read_stream
-from gateway.upstream.capped import CappedResponse
+from gateway.upstream.capped import session_options
 from gateway.upstream.direct import wire_errors
 from gateway.upstream.direct.sse_reader import DirectStream
 from gateway.upstream.direct.wire import Target, build, target_of
@@ -70,7 +70,7 @@ class DirectReader:
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, ttl_dns_cache=300),
             cookie_jar=aiohttp.DummyCookieJar(),  # providers never share cookies through us
             trust_env=os.environ.get("AIOHTTP_TRUST_ENV") == "True",
-            response_class=CappedResponse,  # answers over their cap stop being read
+            **session_options(),  # what a reply may bring in (gateway/upstream/capped.py)
             skip_auto_headers=("User-Agent",),
         )
 

@@ -29,7 +29,7 @@ import litellm  # offline: the process owner set its environment first (gateway/
 import litellm.main
 
 from gateway.upstream.answer import Answer, read_stream
-from gateway.upstream.capped import CappedResponse
+from gateway.upstream.capped import session_options
 from gateway.upstream.failures import headers_of
 from gateway.upstream.litellm import inline
 from gateway.upstream.litellm.stream import LitellmStream
@@ -81,7 +81,7 @@ class LitellmReader:
             cookie_jar=aiohttp.DummyCookieJar(),  # providers never share cookies through us
             trust_env=litellm.aiohttp_trust_env or os.environ.get("AIOHTTP_TRUST_ENV") == "True",
             trace_configs=[trace],
-            response_class=CappedResponse,  # answers over their cap stop being read
+            **session_options(),  # what a reply may bring in (gateway/upstream/capped.py)
         )
         await warm_up()
 
