@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from gateway.access.keys import Keys
 from gateway.access.secrets import MIN_ERROR_LENGTH, Mask
 from gateway.access.throttle import CELLS as SIGN_IN_CELLS
-from gateway.bodies import BodyReader
 from gateway.config.settings import Config
 from gateway.health import Health
+from gateway.request.body import BodyReader
 from gateway.state.admission import Admission
 from gateway.state.board import Board
 from gateway.state.conversations import Conversations

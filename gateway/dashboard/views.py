@@ -13,10 +13,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from gateway.access.keys import LOCAL
 from gateway.access.sessions import ADMIN_TOKEN_ENV, Access, csrf_token
 from gateway.dashboard import markdown as safe_markdown
 from gateway.errors import Unauthorized
+from gateway.request.client import LOCAL
 
 ADMIN = "admin"  # who judged, on verdicts given from a signed-in dashboard
 # The page runs only its own script and styles: an injected tag or handler would not run even if

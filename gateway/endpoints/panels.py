@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from gateway.access.keys import Client
 from gateway.formats.format import Format
 from gateway.panel.run import PanelRun
 from gateway.panel.seating import start_panel
+from gateway.request.client import Client
 from gateway.runtime import Runtime
 from gateway.state.admission import Ticket
 

@@ -22,8 +22,8 @@ from gateway.errors import (
     UpstreamRateLimited,
     UpstreamTimeout,
 )
-from gateway.panel.hints import NO_HINTS, Hints
 from gateway.panel.notices import provider_notice
+from gateway.request.hints import NO_HINTS, Hints
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.state.limits import Permit, Refused

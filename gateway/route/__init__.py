@@ -6,4 +6,5 @@ the stream's stall and time bounds (`watch`), a turn nobody answered (`refusal`)
 reader (`keepalive`), and a member's streamed chunks read as pieces for the formats that
 rebuild them (`pieces`).
 
-May import: runtime, state, store, upstream, access, config, errors, routing. Never a format."""
+May import: runtime, state, store, upstream, access, request (what panels share: the body's
+checks, hints, the caller), config, errors, routing. Never a format."""

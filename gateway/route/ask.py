@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.bodies import json_object
 from gateway.config.settings import Config
-from gateway.panel.hints import NO_HINTS, Hints
+from gateway.request.bounds import json_object
+from gateway.request.hints import NO_HINTS, Hints
 
 ROUTE = ":route"
 

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gateway.access.keys import EVERYONE, Client
 from gateway.errors import NotFound
+from gateway.request.client import EVERYONE, Client
 from gateway.route.ask import ROUTE, RouteAsk
 from gateway.route.member import Plan, next_opened
 from gateway.route.refusal import record_failed, refusal

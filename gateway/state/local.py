@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.access.keys import Client
+from gateway.request.client import Client
 from gateway.state.board import Board
 from gateway.state.conversations import Conversations, Key, Turn
 from gateway.state.figures import Figures

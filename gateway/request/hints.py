@@ -8,7 +8,7 @@ equivalent in OpenAI chat's parameters is *offered* as that parameter (a `Hint`)
 passes it on only when the model's provider takes that parameter (litellm knows which:
 gateway/upstream/params.py); whatever cannot be passed on, to this model or to any, is *dropped*
 under the client's own name for it. Pure, so a format's body check may build one in the body
-reader's child process (gateway/bodies.py).
+reader's child process (gateway/request/body.py).
 """
 
 from __future__ import annotations

@@ -16,16 +16,15 @@ body gets a new child.
 from __future__ import annotations
 
 import asyncio
-import json
 import multiprocessing
-import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from gateway.config.schema import GatewaySettings
-from gateway.errors import BadRequest, GatewayError, PayloadTooLarge
+from gateway.errors import GatewayError, PayloadTooLarge
+from gateway.request.bounds import json_object
 
 # Beyond either, a body is read off the loop. Measured here: a 1 MB body parses and is checked in
 # ~5-15 ms, 10,000 values in ~1-15 ms; a 20 MB string took ~50 ms to parse, 1.5 M keys 2.6 s.
@@ -37,35 +36,6 @@ HEAVY_VALUES = 10_000
 # a `functools.partial` of one) from a module that does not import litellm: the child imports
 # it, and litellm would cost it seconds and hundreds of megabytes.
 Check = Callable[[dict[str, Any], GatewaySettings], dict[str, Any]]
-
-
-def values_limit(settings: GatewaySettings) -> int:
-    """The JSON values a body checked by `bounded` may hold: room for `max_messages` messages
-    of two parts each at most (a text and an image need a handful of values), and a schema."""
-    return settings.max_messages * 2 * MAX_PART_VALUES + MAX_RESPONSE_FORMAT
-
-
-def bounded(body: dict[str, Any], settings: GatewaySettings, *, listed: str) -> dict[str, Any]:
-    """The check of a format whose reader translates its body (through litellm) before the
-    shared chat checks run on the result: the body is bounded here, pure and cheap, so that the
-    translation and every check after it work on a small body on the loop. *listed* is the
-    field holding the conversation, refused by name past `max_messages` items. A format uses it
-    as `check = functools.partial(bounded, listed=...)`, which pickles by this function's name,
-    so the child never imports the format's module (nor litellm)."""
-    items = body.get(listed)
-    if isinstance(items, list) and len(items) > settings.max_messages:
-        raise BadRequest(
-            f"`{listed}` holds {len(items)} items; at most {settings.max_messages} are taken "
-            "(gateway.max_messages).",
-            param=listed,
-        )
-    limit = values_limit(settings)
-    if not values_within(body, limit):
-        raise BadRequest(
-            f"The request body holds more than {limit} JSON values; the gateway takes at most "
-            f"{settings.max_messages} messages (gateway.max_messages) and a few values for each."
-        )
-    return body
 
 
 def heavy(raw: bytes) -> bool:
@@ -127,68 +97,3 @@ class BodyReader:
         pool, self._pool = self._pool, None
         if pool is not None:
             await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
-
-
-MAX_RESPONSE_FORMAT = 10_000  # JSON values in a response_format (its schema included)
-
-
-# JSON values one content part may hold: its own and at most 8 fields of a few plain values each,
-# an image's url object as many again (gateway/panel/ask.py `_check_extras`)
-MAX_PART_VALUES = 80
-
-
-# A lone surrogate can only be spelled as a \uD800-\uDFFF escape in valid UTF-8 JSON.
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
-
-
-def json_object(raw: bytes, what: str = "The request body") -> dict[str, Any]:
-    """Strict JSON: UTF-8 only, no NaN or Infinity, no lone surrogates, an object at the top."""
-    try:
-        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-        if _SURROGATE_ESCAPE.search(raw):  # (only then can a lone one be in there: look)
-            json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates fail here
-    except (ValueError, RecursionError) as exc:
-        raise BadRequest(f"{what} is not valid JSON: {_reason(exc)}.") from None
-    if not isinstance(body, dict):
-        raise BadRequest(f"{what} must be a JSON object.")
-    return body
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, UnicodeError):
-        return "it is not UTF-8 (or holds a lone surrogate)"
-    if isinstance(exc, RecursionError):
-        return "it is nested too deeply"
-    return str(exc)
-
-
-def values_within(value: Any, limit: int) -> bool:
-    """Does *value* hold at most *limit* JSON values (itself included)? Stops counting there, so
-    the answer costs at most *limit* steps however large the value is."""
-    stack, seen = [value], 0
-    while stack:
-        seen += 1
-        if seen > limit:
-            return False
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return True
-
-
-def whole(value: Any) -> int | None:
-    """A JSON whole number as an int (`56.0` is one, as JSON Schema's integer has it); None
-    for anything else (a bool, a fraction, a string, infinity)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
