@@ -20,7 +20,7 @@ import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, TypeVar
 
 from gateway.config.schema import GatewaySettings
 from gateway.errors import GatewayError, PayloadTooLarge
@@ -36,6 +36,7 @@ HEAVY_VALUES = 10_000
 # a `functools.partial` of one) from a module that does not import litellm: the child imports
 # it, and litellm would cost it seconds and hundreds of megabytes.
 Check = Callable[[dict[str, Any], GatewaySettings], dict[str, Any]]
+Checked = TypeVar("Checked")  # what a check returns (the door's says which path, too)
 
 
 def heavy(raw: bytes) -> bool:
@@ -47,12 +48,18 @@ def heavy(raw: bytes) -> bool:
     return raw.count(b",") + raw.count(b"[") + raw.count(b"{") > HEAVY_VALUES
 
 
-def read_checked(raw: bytes, check: Check, settings: GatewaySettings) -> dict[str, Any]:
+def read_checked(
+    raw: bytes,
+    check: Callable[[dict[str, Any], GatewaySettings], Checked],
+    settings: GatewaySettings,
+) -> Checked:
     """Strict JSON, then the format's check: what runs on the loop for an ordinary body."""
     return check(json_object(raw), settings)
 
 
-def _read_in_child(raw: bytes, check: Check, settings: GatewaySettings) -> tuple[Any, ...]:
+def _read_in_child(
+    raw: bytes, check: Callable[[dict[str, Any], GatewaySettings], Any], settings: GatewaySettings
+) -> tuple[Any, ...]:
     """In the child: the checked body, or the refusal as (class, message, param) to raise."""
     try:
         return ("ok", read_checked(raw, check, settings))
@@ -67,7 +74,9 @@ class BodyReader:
         self.settings = settings
         self._pool: ProcessPoolExecutor | None = None
 
-    async def read(self, raw: bytes, check: Check) -> dict[str, Any]:
+    async def read(
+        self, raw: bytes, check: Callable[[dict[str, Any], GatewaySettings], Checked]
+    ) -> Checked:
         if not heavy(raw):
             return read_checked(raw, check, self.settings)
         pool = self._started()
@@ -83,7 +92,7 @@ class BodyReader:
         if answer[0] == "refused":
             _, kind, message, param = answer
             raise kind(message, param=param)
-        checked: dict[str, Any] = answer[1]
+        checked: Checked = answer[1]
         return checked
 
     def _started(self) -> ProcessPoolExecutor:

@@ -105,3 +105,34 @@ def bounded(body: dict[str, Any], settings: GatewaySettings, *, listed: str) -> 
             f"{settings.max_messages} messages (gateway.max_messages) and a few values for each."
         )
     return body
+
+
+# Where each format keeps a turn's conversation (chat, Anthropic and Ollama `messages`,
+# Responses `input`, Gemini `contents`), and the tools a turn may offer its member (OpenAI's own
+# bound on a request's functions).
+TURN_LISTS = ("messages", "input", "contents")
+MAX_TOOLS = 128
+
+
+def bounded_turn(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
+    """A route turn's body, bounded as a panel's is before its member is given it: the
+    conversation within `max_messages` items, `tools` a list of at most MAX_TOOLS objects, and
+    the whole within the JSON values a panel's body may hold. A turn passes its body on nearly as
+    it is, so what is not bounded here would be built into the member's request on the loop
+    and sent upstream."""
+    for listed in TURN_LISTS:
+        items = body.get(listed)
+        if isinstance(items, list) and len(items) > settings.max_messages:
+            raise BadRequest(
+                f"`{listed}` holds {len(items)} items; at most {settings.max_messages} are taken "
+                "(gateway.max_messages).",
+                param=listed,
+            )
+    tools = body.get("tools")
+    if tools is not None and not (
+        isinstance(tools, list)
+        and len(tools) <= MAX_TOOLS
+        and all(isinstance(tool, dict) for tool in tools)
+    ):
+        raise BadRequest(f"`tools` must be a list of at most {MAX_TOOLS} objects.", param="tools")
+    return bounded(body, settings, listed=TURN_LISTS[0])
