@@ -10,13 +10,19 @@ so a body gets the same answer wherever it was read.
 
 The child is started on the first heavy body (most gateways never see one) and ended with the
 app. A child that dies (out of memory, killed) costs that request a 413, and the next heavy
-body gets a new child.
+body gets a new child. A gateway that dies without ending it (`kill -9`, the OOM killer) would
+leave it running, with multiprocessing's resource tracker beside it, for good: so the child
+watches its parent and ends itself once it is gone (and the tracker, its last user gone, ends
+with it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -30,6 +36,7 @@ from gateway.request.bounds import json_object
 # ~5-15 ms, 10,000 values in ~1-15 ms; a 20 MB string took ~50 ms to parse, 1.5 M keys 2.6 s.
 HEAVY_BYTES = 1_000_000
 HEAVY_VALUES = 10_000
+WATCH_S = 0.5  # how often the child looks for its parent
 
 # A format's check: the parsed body and the gateway's settings -> the body as that format reads
 # it, every part bounded, or a GatewayError. It must pickle by name (a module-level function, or
@@ -67,6 +74,18 @@ def _read_in_child(
         return ("refused", type(error), error.message, error.param)
 
 
+def _watch_parent(parent: int) -> None:
+    """In the child, as it starts: a thread that ends the child once *parent* is no longer its
+    parent (it died, and the child was handed to init or a subreaper)."""
+    threading.Thread(target=_end_when_orphaned, args=(parent,), daemon=True).start()
+
+
+def _end_when_orphaned(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_S)
+    os._exit(0)  # (from a thread only os._exit ends the process; it holds nothing to flush)
+
+
 class BodyReader:
     """Reads bodies for one app (one per worker): ordinary ones inline, heavy ones in a child."""
 
@@ -98,7 +117,12 @@ class BodyReader:
     def _started(self) -> ProcessPoolExecutor:
         if self._pool is None:
             spawn = multiprocessing.get_context("spawn")  # no fork of a threaded server
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=spawn)
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=spawn,
+                initializer=_watch_parent,
+                initargs=(os.getpid(),),
+            )
         return self._pool
 
     async def close(self) -> None:
