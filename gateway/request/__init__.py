@@ -6,4 +6,5 @@ may or may not take and how the dropped ones are named (`hints`), earlier tool t
 
 It sits below gateway/panel and gateway/route (both import it) and below the live state and the
 keys, which count and find a `Client`. May import: config, errors, routing. Pure but for the
-body reader's child process: nothing here imports litellm, so the child never does."""
+body reader's child process, and nothing here imports litellm: the child imports this package,
+and litellm would cost it seconds and hundreds of megabytes."""
