@@ -16,13 +16,13 @@ from gateway.access.keys import Keys
 from gateway.access.secrets import MIN_ERROR_LENGTH, Mask
 from gateway.access.throttle import CELLS as SIGN_IN_CELLS
 from gateway.board import Board
-from gateway.bodies import BodyReader
 from gateway.config.settings import Config
 from gateway.health import Health
-from gateway.request.learn import Learning
+from gateway.request.body import BodyReader
 from gateway.state.admission import Admission
 from gateway.state.conversations import Conversations
 from gateway.state.figures import Figures
+from gateway.state.learn import Learning
 from gateway.state.limits import RateLimits
 from gateway.state.live import LiveState
 from gateway.state.local import LocalState

@@ -11,7 +11,16 @@ from routing.catalog import (
     PanelLimits,
     family_of,
 )
-from routing.choose import Choice, Panel, PanelRequest, Seat, Skipped, choose_panel, estimate_tokens
+from routing.choose import (
+    Choice,
+    Panel,
+    PanelRequest,
+    Seat,
+    Skipped,
+    choose_panel,
+    estimate_tokens,
+    window_of,
+)
 from routing.evidence import Evidence, Standing
 from routing.refusals import (
     NothingToSeat,
@@ -56,4 +65,5 @@ __all__ = [
     "estimate_tokens",
     "family_of",
     "has_images",
+    "window_of",
 ]

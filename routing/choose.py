@@ -66,6 +66,14 @@ class Panel:
         return sum(1 for seat in self.seats if seat.replaces is not None)
 
 
+def window_of(model: Model, evidence: Evidence) -> int | None:
+    """The configured window, or the smaller one the provider has shown it really has (None:
+    not known, so any prompt is taken to fit)."""
+    learned = evidence.of(model.alias).window
+    said = model.context_window
+    return min(w for w in (said, learned) if w is not None) if (said or learned) else None
+
+
 def estimate_tokens(characters: int) -> int:
     """Characters / 4, plus 10 %: cheap, and errs on the large side."""
     return int(characters / 4 * 1.1)
@@ -98,10 +106,7 @@ class _Table:
         self.connections.add(model.connection)
 
     def window(self, model: Model) -> int | None:
-        """The configured window, or the smaller one the provider has shown it really has."""
-        learned = self.evidence.of(model.alias).window
-        said = model.context_window
-        return min(w for w in (said, learned) if w is not None) if (said or learned) else None
+        return window_of(model, self.evidence)
 
     def fits(self, model: Model) -> bool:
         window = self.window(model)

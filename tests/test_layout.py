@@ -34,9 +34,9 @@ TIERS = [
     ("gateway.formats",),
     ("gateway.panel", "gateway.route", "gateway.records"),
     ("gateway.runtime",),
-    ("gateway.request",),
     ("gateway.access", "gateway.state", "gateway.store", "gateway.upstream"),
-    ("gateway.bodies", "gateway.config", "gateway.health", "gateway.errors", "gateway"),
+    ("gateway.request",),
+    ("gateway.config", "gateway.health", "gateway.errors", "gateway"),
     ("routing",),
 ]
 MAX_TOP_MODULES = 12

@@ -22,20 +22,18 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
 
 from gateway.board import WINDOW_S, Board, BoardFull
-from gateway.errors import Forbidden, GatewayError, TooManyRequests, Unauthorized
+from gateway.errors import GatewayError, TooManyRequests, Unauthorized
+from gateway.request.client import EVERYONE, Client
 from routing import Catalog
-from routing.refusals import echo
 
 log = logging.getLogger("bench.keys")
 
 KEY_PREFIX = "bwk_"
-LOCAL = "local"
 KEY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SHAPE = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
 _TOUCH_S = 60.0  # last_used is written at most this often per key
@@ -60,55 +58,6 @@ def key_record(
         "rpm": rpm,
         "created": time.time(),
     }
-
-
-@dataclass(frozen=True)
-class Client:
-    name: str
-    collections: frozenset[str] | None = None  # None: every collection
-    rpm: int | None = None  # None: no cap
-    reads_all: bool = False  # true only for `local`, when keys are not required
-
-    @property
-    def owner(self) -> str | None:
-        """The key name a record must carry for this client to see or judge it (None: any)."""
-        return None if self.reads_all else self.name
-
-    def may_use(self, collection: str) -> bool:
-        return self.collections is None or collection in self.collections
-
-    def check(self, collection: str) -> None:
-        if not self.may_use(collection):
-            raise Forbidden(
-                f"This gateway key may not use collection {echo(collection)!r}; "
-                f"its collections: {', '.join(sorted(self.collections or ()))}.",
-                param="model",
-            )
-
-    def check_nominees(self, nominees: Iterable[str], catalog: Catalog) -> None:
-        """403 naming the first nominee (`with`) that is no model of the key's collections: a
-        scoped key's reach is its collections' models, and a nomination would seat any other.
-        (A key for `panel`, the router's panel, which seats from every model, may name any; an
-        unknown alias is left to the 400 that names it.)"""
-        if self.collections is None or "panel" in self.collections:
-            return
-        allowed = {
-            member
-            for name in self.collections
-            if (collection := catalog.collection(name)) is not None
-            for member in collection.members
-        }
-        for alias in nominees:
-            if alias not in allowed and catalog.model(alias) is not None:
-                raise Forbidden(
-                    f"This gateway key may not nominate {echo(alias)!r}: it is not a model of "
-                    f"the key's collections ({', '.join(sorted(self.collections))}).",
-                    param="with",
-                    code="model_not_allowed",
-                )
-
-
-EVERYONE = Client(LOCAL, reads_all=True)
 
 
 def presented(request: Request, google: bool = False) -> str | None:

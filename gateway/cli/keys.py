@@ -10,8 +10,9 @@ import sys
 import time
 from argparse import Namespace
 
-from gateway.access.keys import KEY_NAME, LOCAL, key_record, new_key
+from gateway.access.keys import KEY_NAME, key_record, new_key
 from gateway.config.settings import Config
+from gateway.request.client import LOCAL
 from gateway.store.interface import RecordStore
 from gateway.store.open import open_store
 

@@ -22,9 +22,8 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from gateway.access.keys import KEY_NAME, LOCAL, key_record, new_key
+from gateway.access.keys import KEY_NAME, key_record, new_key
 from gateway.access.sessions import SESSION_COOKIE, check_csrf, dashboard_root
-from gateway.bodies import json_object
 from gateway.dashboard.judging import next_owed, panel_page
 from gateway.dashboard.models import evidence_context
 from gateway.dashboard.usage import usage_section
@@ -45,6 +44,8 @@ from gateway.endpoints.common import read_body, runtime_of
 from gateway.endpoints.records import page_query
 from gateway.errors import BadRequest, Conflict, NotFound
 from gateway.records.verdicts import check_verdict, judge
+from gateway.request.bounds import json_object
+from gateway.request.client import LOCAL
 from gateway.runtime import Runtime
 from gateway.store.pages import UnknownCursor
 

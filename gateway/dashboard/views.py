@@ -15,10 +15,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from gateway.access.keys import LOCAL
 from gateway.access.sessions import ADMIN_TOKEN_ENV, Access, csrf_token, dashboard_root
 from gateway.dashboard import markdown as safe_markdown
 from gateway.errors import Unauthorized
+from gateway.request.client import LOCAL
 
 if TYPE_CHECKING:
     from gateway.runtime import Runtime

@@ -2,9 +2,10 @@
 
 `answer(request, fmt)`: the caller's key, the body read once within its limits (its size, and
 `gateway.body_timeout_s`), then the worker's admission (503 at capacity: a body still arriving
-holds no slot), then one of two paths, each its own module from here on: a route-mode turn
-(endpoints/turns.py) when the request asks for one, else a panel (endpoints/panels.py), which
-the format then renders. A refusal anywhere is rendered in the caller's format.
+holds no slot), then the body parsed and checked by the body reader (gateway/request/body.py: a
+heavy one off the event loop, whichever path it takes), which says which path: a route-mode
+turn (endpoints/turns.py) when the request asks for one, else a panel (endpoints/panels.py),
+which the format then renders. A refusal anywhere is rendered in the caller's format.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from gateway.endpoints.turns import take_turn
 from gateway.errors import GatewayError
 from gateway.formats import anthropic, chat, completions, gemini, ollama, responses
 from gateway.formats.format import Format
-from gateway.route.ask import asked
+from gateway.route.ask import Door
 
 # -- the routes -------------------------------------------------------------------------------
 
@@ -74,11 +75,12 @@ async def answer(
         # connections trickling theirs cannot turn honest panels away.
         raw = await read_body(request, runtime.config.gateway.max_body_bytes)
         ticket = runtime.admission.admit(runtime.config.gateway.max_calls)
-        routed = asked(raw, path_model, runtime.config)
-        if routed is not None:
-            headers = {k.lower(): v for k, v in request.headers.items()}
-            return await take_turn(runtime, fmt, client, ticket, *routed, headers)
-        run = await ask_panel(request, runtime, fmt, client, ticket, raw)
+        door = Door.of(fmt.check, path_model, runtime.config)
+        collection, body = await runtime.bodies.read(raw, door)  # a heavy one off the loop
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        if collection is not None:
+            return await take_turn(runtime, fmt, client, ticket, body, collection, headers)
+        run = await ask_panel(runtime, fmt, client, ticket, body, headers)
     except GatewayError as error:
         if ticket is not None:
             ticket.release()

@@ -10,16 +10,16 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.access.keys import Client
-from gateway.bodies import json_object
 from gateway.endpoints.common import read_body, runtime_of
 from gateway.endpoints.models import listed
 from gateway.errors import GatewayError, NotFound
 from gateway.formats import anthropic, gemini, ollama
 from gateway.formats.gemini import read as gemini_request
 from gateway.formats.ollama import read as ollama_request
-from gateway.panel.ask import COLLECTION_PREFIX, MERGED, collection_named
 from gateway.replies import JSONResponse
+from gateway.request.bounds import json_object
+from gateway.request.checks import COLLECTION_PREFIX, MERGED, collection_named
+from gateway.request.client import Client
 from routing.refusals import did_you_mean, echo
 
 

@@ -8,11 +8,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.access.keys import Client
 from gateway.endpoints.common import runtime_of
 from gateway.errors import NotFound
-from gateway.panel.ask import COLLECTION_PREFIX, MERGED
 from gateway.replies import JSONResponse
+from gateway.request.checks import COLLECTION_PREFIX, MERGED
+from gateway.request.client import Client
 from routing import ROUTER_PANEL
 from routing.refusals import did_you_mean, echo
 

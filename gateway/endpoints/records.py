@@ -9,7 +9,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.bodies import json_object
 from gateway.endpoints.common import read_body, runtime_of
 from gateway.errors import BadRequest, NotFound
 from gateway.records.pending import parse_pending, pending
@@ -17,6 +16,7 @@ from gateway.records.standing import model_rows
 from gateway.records.usage import month_of, usage_body
 from gateway.records.verdicts import check_verdict, judge
 from gateway.replies import JSONResponse
+from gateway.request.bounds import json_object
 from gateway.store.pages import MAX_LIMIT, UnknownCursor
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from starlette.responses import Response
 
-from gateway.access.keys import Client
 from gateway.formats.format import Format
+from gateway.request.client import Client
 from gateway.route.ask import session_named
 from gateway.route.start import start_turn
 from gateway.runtime import Runtime

@@ -2,10 +2,10 @@
 
 - **read** (`read.py`): the format's request -> an `Ask` (gateway/panel/ask.py), in two steps:
   `check`, pure and bounded, refuses a body too large in structure and returns what `read`
-  needs (it may run in another process: gateway/bodies.py); then `read` makes the Ask from that
-  and the headers. Chat, completions and Ollama check every field in `check`; Anthropic,
+  needs (it may run in another process: gateway/request/body.py); then `read` makes the Ask
+  from that and the headers. Chat, completions and Ollama check every field in `check`; Anthropic,
   Responses and Gemini translate through litellm, which the child process must not import, so
-  their `check` is the generic bound (`bodies.bounded`) and their own fields are checked in
+  their `check` is the generic bound (`request.bounds.bounded`) and their own fields are checked in
   `read`. Either way every format's messages and sampling pass the shared chat checks;
 - **render** (`render.py`): a `PanelRun` -> the format's reply, plain or streamed from the same
   run, and its errors in its own shape;

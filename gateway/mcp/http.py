@@ -29,7 +29,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from gateway.access.keys import Client
 from gateway.config.settings import Config
 from gateway.errors import GatewayError, render
 from gateway.formats import chat
@@ -40,6 +39,7 @@ from gateway.panel.run import PanelEnded, SeatFinished
 from gateway.panel.seating import admitted, start_panel
 from gateway.records.pending import pending
 from gateway.records.verdicts import check_verdict, judge
+from gateway.request.client import Client
 from gateway.runtime import Runtime
 
 CLIENT = "bench.client"  # where the endpoint leaves the caller's Client in the request scope

@@ -6,7 +6,7 @@ from typing import Any
 
 from gateway.openapi.common import SEATS_HEADER, SESSION_PARAMETERS, Schema, json_reply, ref
 from gateway.openapi.sampling import REPLY, REPLY_NO_ROUTE
-from gateway.panel.ask import MAX_STOP
+from gateway.request.checks import MAX_STOP
 
 MAX_MESSAGES = 1000  # gateway.max_messages' default
 

@@ -96,8 +96,9 @@ SEATS_HEADER = {
     },
     "X-Bench-Dropped": {
         "description": "what of the request a model was not given, comma-separated as the "
-        "client named it (hint fields, hosted tools, `tools` on a panel); absent when nothing "
-        "was. Each call's record lists its own (`dropped`)",
+        "client named it (hint fields, hosted tools, `tools` on a panel), each character a "
+        "header cannot carry (controls, non-ASCII) and `%` and `,` percent-encoded in UTF-8; "
+        "absent when nothing was. Each call's record lists its own (`dropped`), as named",
         "schema": {"type": "string"},
     },
     "X-Bench-Conversation": {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gateway.openapi.common import Schema
 from gateway.openapi.sampling import REPLY_NO_ROUTE
-from gateway.panel.ask import MAX_STOP, RANGES
+from gateway.request.checks import MAX_STOP, RANGES
 
 
 def _only(name: str, value: Schema) -> Schema:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gateway.openapi.common import PANEL_MODEL, ROUTE_MODEL, Schema
 from gateway.openapi.sampling import REPLY_NO_ROUTE
-from gateway.panel.ask import MAX_STOP, RANGES
+from gateway.request.checks import MAX_STOP, RANGES
 
 MAX_MESSAGES = 1000  # gateway.max_messages' default
 _LATEST = "(:latest)?$"  # a listed name as Ollama clients send it

@@ -1,5 +1,5 @@
 """The request fields OpenAI's panel routes share, as the server checks them
-(gateway/panel/ask.py): the sampling fields and their ranges, `n` (only 1), tools (a panel
+(gateway/request/checks.py): the sampling fields and their ranges, `n` (only 1), tools (a panel
 answers in prose: named as dropped; route mode passes them on) and a tool choice that does not
 demand a call, the reply asked for, and chat messages with their content parts. Every format's
 messages reach the seats as chat messages, so the content part bounds are shared too."""
@@ -7,7 +7,7 @@ messages reach the seats as chat messages, so the content part bounds are shared
 from __future__ import annotations
 
 from gateway.openapi.common import Schema
-from gateway.panel.ask import MAX_LOGIT_BIAS, MAX_STOP, RANGES
+from gateway.request.checks import MAX_LOGIT_BIAS, MAX_STOP, RANGES
 
 _NUMBER_FIELDS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
 _INTEGER_FIELDS = ("max_tokens", "max_completion_tokens", "seed")
@@ -57,7 +57,7 @@ SAMPLING: dict[str, Schema] = {
     "tool_choice": TOOL_CHOICE,
     "function_call": TOOL_CHOICE,
 }
-# OpenAI's hint fields (gateway/panel/hints.py): given where a seat's provider takes them, else
+# OpenAI's hint fields (gateway/request/hints.py): given where a seat's provider takes them, else
 # named in X-Bench-Dropped; any value.
 HINTS = ("parallel_tool_calls", "store", "metadata", "service_tier", "logprobs", "top_logprobs",
          "prompt_cache_key", "prompt_cache_retention", "safety_identifier", "verbosity", "top_k",

@@ -16,10 +16,10 @@ from enum import StrEnum
 from typing import Any
 
 from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
-from gateway.panel.hints import NO_HINTS, Hints
 from gateway.panel.notices import provider_notice
-from gateway.request.learn import Answered
+from gateway.request.hints import NO_HINTS, Hints
 from gateway.runtime import Runtime
+from gateway.state.learn import Answered
 from gateway.state.limits import Permit, Refused
 from gateway.upstream.params import supported_params
 from routing import Panel

@@ -24,11 +24,12 @@ from gateway.errors import (
     PanelFailed,
     TooManyRequests,
 )
-from gateway.panel import hints, reply
+from gateway.panel import reply
 from gateway.panel.ask import Ask
 from gateway.panel.fanout import Fanout, SeatResult
 from gateway.panel.merger import Merge, merge
 from gateway.panel.reply import PanelFacts
+from gateway.request import hints
 from gateway.runtime import Runtime
 from gateway.state.limits import Permit, Refused
 from gateway.upstream.params import supported_params

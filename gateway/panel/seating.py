@@ -14,12 +14,12 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from gateway.access.keys import EVERYONE, Client
 from gateway.errors import BadRequest, NotFound, PayloadTooLarge, Unseatable
 from gateway.panel import reply
 from gateway.panel.ask import Ask
 from gateway.panel.reply import PanelFacts
 from gateway.panel.run import PanelRun
+from gateway.request.client import EVERYONE, Client
 from gateway.runtime import Runtime
 from gateway.state.admission import Ticket
 from gateway.state.limits import Refused

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.access.keys import Client
-from gateway.bodies import whole
 from gateway.errors import BadRequest
+from gateway.request.bounds import whole
+from gateway.request.client import Client
 from gateway.runtime import Runtime
 
 MAX_CALLS = 1_000

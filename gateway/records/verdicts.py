@@ -1,6 +1,6 @@
 """Reading a verdict: `{"call", "useful", "note"?, "real"?: [...], "false"?: [...]}`.
 
-Its body (at most 1 MB) is read as a panel's is (gateway/bodies.py): one that could take long
+Its body (at most 1 MB) is read as a panel's is (gateway/request/body.py): one that could take long
 to parse is parsed and checked in the body reader's child process. Every check here is bounded
 (a list's length is looked at before its items), so it costs little wherever it runs.
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gateway.board import WINDOW_S, BoardFull
 from gateway.config.schema import GatewaySettings
 from gateway.errors import BadRequest, NotFound, TooManyRequests
-from gateway.board import WINDOW_S, BoardFull
 from gateway.store.rows import settled_blind
 
 if TYPE_CHECKING:
@@ -33,7 +33,8 @@ VERDICTS_PER_MINUTE = 60
 
 
 def check_verdict(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
-    """A parsed verdict, checked, as the fields recorded (a `bodies.Check`; *settings* unused)."""
+    """A parsed verdict, checked, as the fields recorded (a `request.body.Check`; *settings*
+    unused)."""
     unknown = sorted(set(body) - _FIELDS)
     if unknown:
         raise BadRequest(f"Unknown verdict field(s): {', '.join(unknown)}.", param=unknown[0])

@@ -1,6 +1,10 @@
-"""What panels and route mode share about one request and the calls it makes: `learn`, the one
-place a call's outcome (an answer's headers, a 429, a context-window refusal) is learned from, so
-a panel seat, a route turn and a probe teach the live state and the records the same.
+"""What a panel and a route turn share from the moment a request's body is in: the body reader
+that parses it off the event loop when it is heavy (`body`), strict JSON and the bounds every
+body is read within (`bounds`), the checks both paths make (`checks`), the hint fields a model
+may or may not take and how the dropped ones are named (`hints`), earlier tool turns as text
+(`tool_text`), and who is asking (`client`).
 
-May import: config, errors, state, store, routing. Never the panel, route mode or the runtime
-(which builds the learning and hands it the pieces it needs)."""
+It sits below gateway/panel and gateway/route (both import it) and below the live state and the
+keys, which count and find a `Client`. May import: config, errors, routing. Pure but for the
+body reader's child process, and nothing here imports litellm: the child imports this package,
+and litellm would cost it seconds and hundreds of megabytes."""

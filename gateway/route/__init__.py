@@ -7,4 +7,5 @@ its usage summed over the calls (`usage`), the stream's stall and time bounds (`
 nobody answered (`refusal`), the keep-alive reader (`keepalive`), and a member's streamed chunks
 read as pieces for the formats that rebuild them (`pieces`).
 
-May import: runtime, state, store, upstream, access, config, errors, routing. Never a format."""
+May import: runtime, state, store, upstream, access, request (what panels share: the body's
+checks, hints, the caller), config, errors, routing. Never a format."""

@@ -1,15 +1,19 @@
 """What an agent's turn asks for, in no client's format (`RouteAsk`), whether a request asks
-for route mode at all (`wanted`): the `:route` suffix, `"bench": {"reply": "route"}`, or a
-collection whose `reply` is route; and the session it names, if any (`session_named`)."""
+for route mode at all (`wanted`, read with the body by the `Door`): the `:route` suffix,
+`"bench": {"reply": "route"}`, or a collection whose `reply` is route; and the session it
+names, if any (`session_named`)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.bodies import json_object
+from gateway.config.schema import GatewaySettings
 from gateway.config.settings import Config
-from gateway.panel.hints import NO_HINTS, Hints
+from gateway.request.body import Check
+from gateway.request.bounds import bounded_turn
+from gateway.request.hints import NO_HINTS, Hints
 
 ROUTE = ":route"
 
@@ -52,9 +56,9 @@ def session_named(headers: dict[str, str], from_body: str | None) -> str | None:
     return None if named is None else named[:MAX_SESSION]
 
 
-def wanted(model: Any, options: Any, config: Config) -> str | None:
+def wanted(model: Any, options: Any, routes: Collection[str]) -> str | None:
     """The collection when route mode is asked for (the `:route` suffix, `"bench": {"reply":
-    "route"}`, or a collection whose `reply` is route); else None."""
+    "route"}`, or a collection among *routes*, those whose `reply` is route); else None."""
     if not isinstance(model, str):
         return None
     name = model.removeprefix("bench/")
@@ -62,21 +66,30 @@ def wanted(model: Any, options: Any, config: Config) -> str | None:
         return name.removesuffix(ROUTE)
     if isinstance(options, dict) and options.get("reply") == "route":
         return name
-    found = config.catalog.collection(name)
-    return name if found is not None and found.reply == "route" else None
+    return name if name in routes else None
 
 
-def asked(raw: bytes, path_model: str | None, config: Config) -> tuple[dict[str, Any], str] | None:
-    """(body, collection) when a request body asks for route mode, else None. *path_model*: the
-    model a Gemini path names. The body is parsed here only when it may ask for it (the word
-    `route` is in it, in the path, or some collection routes by default): a panel's body is
-    parsed once, by its format."""
-    if (
-        b"route" not in raw
-        and not config.route_collections
-        and not (path_model is not None and "route" in path_model)
-    ):
-        return None
-    body = json_object(raw)
-    collection = wanted(path_model or body.get("model"), body.get("bench"), config)
-    return None if collection is None else (body, collection)
+@dataclass(frozen=True)
+class Door:
+    """The check every body that asks models is read with (gateway/request/body.py: a heavy one
+    in the child process, off the loop): (the collection, the turn's body bounded) for a route
+    turn, else (None, the body as the format's own *panel* check makes it). One read for either
+    path, so a route turn's body is parsed where a panel's is, within the same bounds. It
+    pickles by name (its fields do), and this module imports no litellm."""
+
+    panel: Check
+    path_model: str | None  # the model a Gemini path names
+    routes: frozenset[str]  # the collections whose `reply` is route
+
+    @classmethod
+    def of(cls, panel: Check, path_model: str | None, config: Config) -> Door:
+        routes = frozenset(c.name for c in config.catalog.collections if c.reply == "route")
+        return cls(panel, path_model, routes)
+
+    def __call__(
+        self, body: dict[str, Any], settings: GatewaySettings
+    ) -> tuple[str | None, dict[str, Any]]:
+        collection = wanted(self.path_model or body.get("model"), body.get("bench"), self.routes)
+        if collection is None:
+            return None, self.panel(body, settings)
+        return collection, bounded_turn(body, settings)

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamRefused, UpstreamTimeout
-from gateway.request.learn import Answered
 from gateway.route.again import Again
 from gateway.route.ask import RouteAsk
 from gateway.route.filtered import CONTENT_FILTER, names_a_filter, stopped_by_filter
 from gateway.runtime import Runtime
+from gateway.state.learn import Answered
 from gateway.upstream.failures import headers_of
 from gateway.upstream.params import max_output_of, supported_params
 from gateway.upstream.relay import chunks_of, close
@@ -140,7 +140,7 @@ async def open_member(
 
 
 async def _failed(runtime: Runtime, alias: str, exc: UpstreamError) -> Failure:
-    """The member's failure, once what it says is learned (gateway/request/learn.py): a 429
+    """The member's failure, once what it says is learned (gateway/state/learn.py): a 429
     cools the member as it would a panel seat; a 400 naming a content filter is that
     filter's refusal (gateway/route/filtered.py)."""
     now = runtime.clock()

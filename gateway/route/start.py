@@ -24,15 +24,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gateway.access.keys import EVERYONE, Client
-from gateway.errors import NotFound
+from gateway.errors import NotFound, PayloadTooLarge
+from gateway.request.client import EVERYONE, Client
 from gateway.route.again import Again
 from gateway.route.ask import ROUTE, RouteAsk
 from gateway.route.member import Plan, next_opened
 from gateway.route.refusal import record_failed, refusal
 from gateway.route.turn import RouteTurn
 from gateway.runtime import Runtime
-from routing import ROUTER_PANEL, content_text
+from routing import (
+    ROUTER_PANEL,
+    Catalog,
+    Evidence,
+    content_text,
+    conversation_text,
+    estimate_tokens,
+    window_of,
+)
 from routing.refusals import did_you_mean, echo
 from routing.route_order import MemberFigures, route_order
 
@@ -64,10 +72,11 @@ async def start_turn(
         key, fresh = (ask.collection, key_name, SESSION, ask.session), False
     else:  # else its opening, continued only by a request that carries earlier turns
         key, fresh = (ask.collection, key_name, *opening), not ask.continues
-    held = await runtime.live.begin_turn(key, members, client, fresh)
     now = runtime.clock()
     cooling = runtime.rate_limits.cooling(now, members)
     evidence = runtime.figures.evidence(cooling, shape, aliases=members)
+    _refuse_unheld(config.catalog, ask, members, evidence)
+    held = await runtime.live.begin_turn(key, members, client, fresh)
     figures = {
         m: MemberFigures(
             useful=evidence.standings[m].useful.get(shape, 0),
@@ -109,6 +118,29 @@ async def start_turn(
     await runtime.live.flush("turn end")  # the cooldowns learned on the way
     await record_failed(runtime, ask, held.conversation, held.turn, shape, plan.failures, began)
     raise refusal(runtime, held.conversation, held.turn, plan.failures)
+
+
+def _refuse_unheld(
+    catalog: Catalog, ask: RouteAsk, members: tuple[str, ...], evidence: Evidence
+) -> None:
+    """413 before anything is sent or recorded when no member's context window (the configured
+    one, or the smaller one its provider has shown) can hold the turn's prompt, as a panel is
+    refused (routing/choose.py): each member would only refuse it, or cut it short."""
+    tokens = estimate_tokens(len(conversation_text(ask.messages)))
+    windows = {}
+    for alias in members:
+        model = catalog.model(alias)
+        window = None if model is None else window_of(model, evidence)
+        if window is None or tokens <= window:
+            return
+        windows[alias] = window
+    held = "; ".join(
+        f"{alias}: context window {window} tokens cannot hold the prompt (~{tokens} tokens)"
+        for alias, window in windows.items()
+    )
+    raise PayloadTooLarge(
+        f"The prompt (~{tokens} tokens) fits no member of {ask.collection}: {held}"
+    )
 
 
 # Stands where a conversation's system text would in the key of one known by its session: no

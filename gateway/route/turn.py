@@ -27,7 +27,7 @@ from gateway.errors import (
     UpstreamBrokenStream,
     UpstreamError,
 )
-from gateway.panel.hints import header
+from gateway.request.hints import header
 from gateway.route import continuation
 from gateway.route.answer import Answer
 from gateway.route.ask import RouteAsk

@@ -76,10 +76,10 @@ def shared_board(size: tuple[int, int]) -> Iterator[Path]:
 def served_app(config: Config, board: Board | None = None) -> Any:
     """The app a `serve` process runs: the gateway, its request log, and the collector tuned
     once its start-up is over (gateway/serve/process.py: the process owner's, not the app's)."""
-    from gateway.access.keys import LOCAL
     from gateway.access.masked import mask_logs
     from gateway.access.secrets import Mask
     from gateway.app import create_app
+    from gateway.request.client import LOCAL
     from gateway.serve.access_log import AccessLog
 
     app = create_app(config, board=board)

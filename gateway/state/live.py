@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gateway.access.keys import Client
+from gateway.request.client import Client
 from gateway.state.conversations import Key, Turn
 from gateway.state.limits import Permit, Refused
 from routing import Evidence, Panel

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.access.keys import Client
 from gateway.board import Board
+from gateway.request.client import Client
 from gateway.state.conversations import Conversations, Key, Turn
 from gateway.state.figures import Figures
 from gateway.state.limits import Permit, RateLimits, Refused

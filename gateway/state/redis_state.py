@@ -23,11 +23,12 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from gateway.access.keys import Client, Keys, key_ring, over_rpm
+from gateway.access.keys import Keys, key_ring, over_rpm
 from gateway.board import Board
 from gateway.config.settings import Config
 from gateway.errors import GatewayError
 from gateway.health import Health
+from gateway.request.client import Client
 from gateway.state import quota_signals
 from gateway.state.chairs import as_seated, explorer, family, with_explorers
 from gateway.state.conversations import (

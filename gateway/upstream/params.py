@@ -1,7 +1,7 @@
 """Which OpenAI chat parameters a model's provider takes, whether it takes an assistant
 prefill, and how long an answer it may write, as litellm knows them.
 
-A request's hints (gateway/panel/hints.py) are passed on to a model only where its provider takes
+A request's hints (gateway/request/hints.py) are passed on to a model only where its provider takes
 them: litellm refuses an unsupported parameter outright (unless told to drop it, which would drop
 it unnamed), so the gateway asks first, per model, and names what it leaves out.
 """

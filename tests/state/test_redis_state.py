@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from gateway.access.keys import EVERYONE
 from gateway.config.settings import parse_config
+from gateway.request.client import EVERYONE
 from gateway.runtime import Runtime
 from gateway.state.limits import Permit, Refused
 from gateway.store.open import open_store

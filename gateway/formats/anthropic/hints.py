@@ -10,7 +10,7 @@ session it names.
   (the effort named wins over adaptive thinking's default); `output_config.format` (a JSON
   schema, a real output requirement) as `response_format`; `context_management`, `top_k` and
   `metadata.user_id` (as `user`) as themselves: each is given where the model's provider takes
-  it and otherwise named in `X-Bench-Dropped` (gateway/panel/hints.py). `thinking: disabled`
+  it and otherwise named in `X-Bench-Dropped` (gateway/request/hints.py). `thinking: disabled`
   asks for what a request without thinking gets, so it is honoured by leaving it out.
 - Betas (the `anthropic-beta` header, a `betas` field), provider options (`service_tier` other
   than auto, `speed`, `inference_geo`), server-side resources (`mcp_servers`, `container`) and
@@ -27,9 +27,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.bodies import whole
 from gateway.errors import BadRequest
-from gateway.panel.hints import Hints
+from gateway.request.bounds import whole
+from gateway.request.hints import Hints
 
 # Fields the adapter reads (the conversation and sampling), kept in the body.
 KEPT = frozenset({"model", "messages", "system", "max_tokens", "temperature", "top_p",

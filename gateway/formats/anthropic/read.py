@@ -10,21 +10,20 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from gateway.bodies import bounded, whole
 from gateway.config.settings import Config
 from gateway.errors import BadRequest, NotFound
 from gateway.formats.anthropic.hints import plain
 from gateway.panel.ask import (
     Ask,
     chat_messages,
-    collection_named,
     nominees_of,
     refuse_demanded_call,
     reply_asked,
     reply_merged,
-    sampling_of,
     shape_asked,
 )
+from gateway.request.bounds import bounded, whole
+from gateway.request.checks import collection_named, sampling_of
 from gateway.upstream.translate.anthropic import to_openai_chat
 from routing import ROUTER_PANEL
 from routing.refusals import did_you_mean, echo
@@ -45,7 +44,7 @@ _BLOCK_WHY = {
 }
 
 
-# The body's bound, pure (it may run in the body reader's child process, gateway/bodies.py,
+# The body's bound, pure (it may run in the body reader's child process, gateway/request/body.py,
 # which must not import this module: litellm comes with it). The checks of the format's own
 # fields run in `read`, on a body this has made small.
 check = partial(bounded, listed="messages")

@@ -14,11 +14,11 @@ from typing import Any
 
 from starlette.responses import Response, StreamingResponse
 
-from gateway.bodies import whole
 from gateway.errors import BadRequest, GatewayError, UpstreamError
 from gateway.formats.anthropic.hints import plain
 from gateway.formats.chat.route import Quiet, with_keepalive
 from gateway.replies import JSONResponse
+from gateway.request.bounds import whole
 from gateway.route.ask import RouteAsk
 from gateway.route.turn import RouteTurn
 from gateway.upstream.translate.anthropic import events_of, message_of, to_openai_chat

@@ -4,7 +4,7 @@ in the body reader's child process) and made an `Ask` (`read`).
 A panel answers in prose: tools offered to it are not offered to its seats (`X-Bench-Dropped:
 tools`), earlier tool calls and results reach them as text, and only a `tool_choice` that
 demands a call is refused, naming route mode. Hint fields (`reasoning_effort`, `store`, ...) go
-to each seat whose provider takes them (gateway/panel/hints.py); a field the gateway does not
+to each seat whose provider takes them (gateway/request/hints.py); a field the gateway does not
 know is named as dropped, never passed on or lost unnamed."""
 
 from __future__ import annotations
@@ -15,19 +15,16 @@ from gateway.config.schema import GatewaySettings
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.panel.ask import (
-    SAMPLING,
     Ask,
     chat_messages,
-    collection_named,
     nominees_of,
-    one_choice,
     refuse_demanded_call,
     reply_asked,
     reply_merged,
-    sampling_of,
     shape_asked,
 )
-from gateway.panel.hints import CHAT_HINTS, chat_hints
+from gateway.request.checks import SAMPLING, collection_named, one_choice, sampling_of
+from gateway.request.hints import CHAT_HINTS, chat_hints
 
 _TOOLS = ("functions", "tools")
 _KNOWN = frozenset({"model", "messages", "stream", "stream_options", "with", "bench", "n",
@@ -37,7 +34,8 @@ _KNOWN = frozenset({"model", "messages", "stream", "stream_options", "with", "be
 def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
     """A parsed chat-completions body, checked, as the fields a panel reads: every one bounded
     (messages, stop, logit_bias, ...), the rest dropped. Pure, so it may run in the body
-    reader's child process (gateway/bodies.py); nothing that needs the catalog is done here."""
+    reader's child process (gateway/request/body.py); nothing that needs the catalog is done
+    here."""
     collection_named(body.get("model"))
     messages = chat_messages(body.get("messages"), settings.max_messages)
     one_choice(body)

@@ -1,6 +1,6 @@
 """OpenAI chat in route mode (gateway/route/start.py): the request passes on as it is, but for
 its hint fields (`reasoning_effort`, `store`, `metadata`, ...), each given to a member whose
-provider takes it and otherwise named in `X-Bench-Dropped` (gateway/panel/hints.py), as is any
+provider takes it and otherwise named in `X-Bench-Dropped` (gateway/request/hints.py), as is any
 field the gateway does not know; the member's reply comes back as it is, with `model` the
 member that answered (its alias) and `bench` added.
 
@@ -20,9 +20,9 @@ from typing import Any
 from starlette.responses import Response, StreamingResponse
 
 from gateway.errors import BadRequest, GatewayError
-from gateway.panel.ask import SAMPLING, one_choice
-from gateway.panel.hints import CHAT_HINTS, chat_hints
 from gateway.replies import JSONResponse
+from gateway.request.checks import SAMPLING, one_choice
+from gateway.request.hints import CHAT_HINTS, chat_hints
 from gateway.route.ask import RouteAsk
 from gateway.route.keepalive import Quiet, with_keepalive
 from gateway.route.turn import RouteTurn

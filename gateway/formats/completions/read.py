@@ -10,18 +10,15 @@ from gateway.config.schema import GatewaySettings
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.panel.ask import (
-    SAMPLING,
     Ask,
     chat_messages,
-    collection_named,
     nominees_of,
-    one_choice,
     reply_asked,
     reply_merged,
-    sampling_of,
     shape_asked,
 )
-from gateway.panel.hints import Hints
+from gateway.request.checks import SAMPLING, collection_named, one_choice, sampling_of
+from gateway.request.hints import Hints
 from gateway.route.ask import RouteAsk
 
 _KNOWN = frozenset({"model", "prompt", "stream", "stream_options", "with", "bench", "n", "echo",
@@ -31,7 +28,7 @@ _KNOWN = frozenset({"model", "prompt", "stream", "stream_options", "with", "benc
 def check(body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
     """A parsed completions body, checked, as the fields a panel reads, each bounded (the
     prompt as one chat message, the sampling through the checks chat's get). Pure, so it may
-    run in the body reader's child process (gateway/bodies.py)."""
+    run in the body reader's child process (gateway/request/body.py)."""
     model = body.get("model")
     collection_named(model)
     prompt = _prompt(body.get("prompt"))

@@ -10,7 +10,6 @@ from typing import Any
 
 from starlette.responses import Response
 
-from gateway.bodies import bounded
 from gateway.config.settings import Config
 from gateway.errors import GatewayError
 from gateway.formats.gemini import route
@@ -21,17 +20,17 @@ from gateway.panel import reply
 from gateway.panel.ask import (
     Ask,
     chat_messages,
-    collection_named,
     nominees_of,
     reply_asked,
     reply_merged,
-    sampling_of,
     shape_asked,
 )
 from gateway.panel.fanout import SeatStatus
-from gateway.panel.hints import joined
 from gateway.panel.run import Event, KeepAlive, PanelEnded, PanelRun, SeatFinished
 from gateway.replies import JSONResponse
+from gateway.request.bounds import bounded
+from gateway.request.checks import collection_named, sampling_of
+from gateway.request.hints import joined
 from gateway.route.ask import RouteAsk
 from gateway.route.turn import RouteTurn
 
@@ -44,10 +43,10 @@ class GeminiFormat:
         self.stream = stream
         self.sse = sse
 
-    # The body's bound, pure (it may run in the body reader's child process, gateway/bodies.py,
-    # which must not import this module: litellm comes with it). The checks of the format's
-    # own fields run in `read`, on a body this has made small. (A partial is no descriptor:
-    # `self.check` is the partial itself, which pickles by `bounded`'s name.)
+    # The body's bound, pure (it may run in the body reader's child process,
+    # gateway/request/body.py, which must not import this module: litellm comes with it). The
+    # checks of the format's own fields run in `read`, on a body this has made small. (A partial
+    # is no descriptor: `self.check` is the partial itself, which pickles by `bounded`'s name.)
     check = partial(bounded, listed="contents")
 
     def read(self, body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:

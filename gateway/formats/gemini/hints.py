@@ -4,7 +4,7 @@ turns that are Google's own.
 
 - `topK` is offered as `top_k`, `thinkingConfig` (its `thinkingLevel`, or its `thinkingBudget`
   on the scale Anthropic's budgets are read on) as `reasoning_effort`: each given where the
-  model's provider takes it, named in `X-Bench-Dropped` otherwise (gateway/panel/hints.py). A
+  model's provider takes it, named in `X-Bench-Dropped` otherwise (gateway/request/hints.py). A
   budget of 0 asks for no thinking, what a request without one gets: honoured by leaving it out.
   `includeThoughts` is named: a member's thoughts are never sent back.
 - Any other `generationConfig` field the gateway does not pass on is named, not refused; those
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.bodies import whole
 from gateway.errors import BadRequest
-from gateway.panel.hints import Hints
+from gateway.request.bounds import whole
+from gateway.request.hints import Hints
 
 # generationConfig fields the reader passes on or checks (read.py); the rest are hints or named.
 READ = frozenset({"temperature", "topP", "maxOutputTokens", "stopSequences", "seed",

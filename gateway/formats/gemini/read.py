@@ -17,7 +17,6 @@ import re
 from functools import partial
 from typing import Any
 
-from gateway.bodies import bounded
 from gateway.errors import BadRequest
 from gateway.formats.gemini.hints import (
     camel_keys,
@@ -27,8 +26,9 @@ from gateway.formats.gemini.hints import (
 )
 from gateway.formats.gemini.tools import tools_of
 from gateway.panel.ask import chat_messages
-from gateway.panel.hints import Hints
-from gateway.panel.tool_text import call_line, result_line
+from gateway.request.bounds import bounded
+from gateway.request.hints import Hints
+from gateway.request.tool_text import call_line, result_line
 from gateway.upstream.translate.gemini import to_chat
 from routing import conversation_text, estimate_tokens
 

@@ -35,9 +35,9 @@ from gateway.formats.gemini.read import (
 )
 from gateway.formats.gemini.render import error_body, streamed
 from gateway.formats.gemini.tools import tool_choice, tools_of
-from gateway.panel.ask import sampling_of
-from gateway.panel.hints import Hints, joined
 from gateway.replies import JSONResponse
+from gateway.request.checks import sampling_of
+from gateway.request.hints import Hints, joined
 from gateway.route.ask import RouteAsk
 from gateway.route.pieces import Assembly, Text, args_of, error_text, tokens_of
 from gateway.route.turn import RouteTurn

@@ -16,8 +16,9 @@ from gateway.errors import GatewayError
 from gateway.formats.ollama import read as ollama_request
 from gateway.formats.ollama.render import NDJSON, iso, ndjson, render_error
 from gateway.panel import reply
-from gateway.panel.ask import Ask, collection_named, nominees_of, reply_merged, shape_asked
+from gateway.panel.ask import Ask, nominees_of, reply_merged, shape_asked
 from gateway.panel.run import KeepAlive, PanelEnded, PanelRun, SeatFinished
+from gateway.request.checks import collection_named
 
 if TYPE_CHECKING:  # route mode brings litellm, which the body reader's child must not import
     from gateway.route.ask import RouteAsk
@@ -32,7 +33,7 @@ class OllamaFormat:
 
     def check(self, body: dict[str, Any], settings: GatewaySettings) -> dict[str, Any]:
         """A parsed body, checked and turned into the fields a panel reads (ollama_request.py).
-        Pure, so it may run in the body reader's child process (gateway/bodies.py)."""
+        Pure, so it may run in the body reader's child process (gateway/request/body.py)."""
         return ollama_request.checked(self.kind, body, settings)
 
     def read(self, body: dict[str, Any], headers: dict[str, str], config: Config) -> Ask:

@@ -1,9 +1,10 @@
 """The read half of Ollama's format (ollama.py): a body of `/api/chat` or `/api/generate` checked
 and turned into what a panel reads, OpenAI chat messages and sampling, then the checks every
-format shares (gateway/panel/ask.py). Kept apart from the replies because it is pure, and must
-stay so: it runs in the body reader's child process (gateway/bodies.py), images' base64 decoded
-there too. Route mode (route_ollama.py) reads options and images with the same helpers, and
-`/api/show` reads a model name with `model_name`.
+format shares (gateway/panel/ask.py, gateway/request/checks.py). Kept apart from the replies
+because it is pure, and must stay so: it runs in the body reader's child process
+(gateway/request/body.py), images' base64 decoded there too. Route mode (route_ollama.py)
+reads options and images with the same helpers, and `/api/show` reads a model name with
+`model_name`.
 
 Nothing is dropped silently. Options that change an answer and cannot be passed on to an
 OpenAI-shaped seat (top_k, repeat_penalty, mirostat, ...) are refused; options that only tune a
@@ -21,11 +22,12 @@ import binascii
 from collections.abc import Iterator
 from typing import Any
 
-from gateway.bodies import bounded, whole
 from gateway.config.schema import GatewaySettings
 from gateway.errors import BadRequest
-from gateway.panel.ask import chat_messages, collection_named, nominees_of, reply_asked, sampling_of
-from gateway.panel.hints import Hints
+from gateway.panel.ask import chat_messages, nominees_of, reply_asked
+from gateway.request.bounds import bounded, whole
+from gateway.request.checks import collection_named, sampling_of
+from gateway.request.hints import Hints
 
 LATEST = ":latest"
 # Ollama option -> the OpenAI sampling field it is passed on as.

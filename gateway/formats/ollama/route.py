@@ -29,7 +29,7 @@ from gateway.errors import BadRequest
 from gateway.formats.chat.route import Quiet
 from gateway.formats.ollama.read import checked_messages, sampling_fields, with_images
 from gateway.formats.ollama.render import NDJSON, iso
-from gateway.panel.ask import sampling_of
+from gateway.request.checks import sampling_of
 from gateway.route.ask import RouteAsk
 from gateway.route.pieces import Assembly, Call, Text, error_text, tokens_of
 from gateway.route.turn import RouteTurn

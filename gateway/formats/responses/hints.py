@@ -2,7 +2,7 @@
 mode and for a panel: the hint fields, the tools a member can be offered, and the session.
 
 - `reasoning.effort`, `text.verbosity`, `prompt_cache_key`, `parallel_tool_calls` and OpenAI's
-  other hint fields are offered as the chat parameters they are (gateway/panel/hints.py): given
+  other hint fields are offered as the chat parameters they are (gateway/request/hints.py): given
   where the member's provider takes them, named in `X-Bench-Dropped` otherwise.
 - `reasoning.summary`, `include` (a member's encrypted reasoning cannot be handed back),
   Codex's `client_metadata`, `store: true` (the gateway keeps no responses) and any field the
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.errors import BadRequest
-from gateway.panel.hints import CHAT_HINTS, Hints, chat_hints
+from gateway.request.hints import CHAT_HINTS, Hints, chat_hints
 
 SEPARATOR = "__"
 # Read by the format itself (route.py, read.py) or below; anything else is named as dropped.

@@ -8,7 +8,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from gateway.bodies import bounded
 from gateway.config.settings import Config
 from gateway.errors import BadRequest
 from gateway.formats.responses.events import SAMPLING
@@ -16,16 +15,15 @@ from gateway.formats.responses.hints import dropped_items, hints_of, tools_of
 from gateway.panel.ask import (
     Ask,
     chat_messages,
-    collection_named,
     nominees_of,
-    one_choice,
     refuse_demanded_call,
     reply_asked,
     reply_merged,
-    sampling_of,
     shape_asked,
 )
-from gateway.panel.hints import Hints
+from gateway.request.bounds import bounded
+from gateway.request.checks import collection_named, one_choice, sampling_of
+from gateway.request.hints import Hints
 from gateway.upstream.translate import responses as translate
 
 _ROLES = ("user", "assistant", "system", "developer")
@@ -42,7 +40,7 @@ _STORED = (
 )
 
 
-# The body's bound, pure (it may run in the body reader's child process, gateway/bodies.py,
+# The body's bound, pure (it may run in the body reader's child process, gateway/request/body.py,
 # which must not import this module: litellm comes with it). The checks of the format's own
 # fields run in `read`, on a body this has made small.
 check = partial(bounded, listed="input")

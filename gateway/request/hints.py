@@ -8,7 +8,13 @@ equivalent in OpenAI chat's parameters is *offered* as that parameter (a `Hint`)
 passes it on only when the model's provider takes that parameter (litellm knows which:
 gateway/upstream/params.py); whatever cannot be passed on, to this model or to any, is *dropped*
 under the client's own name for it. Pure, so a format's body check may build one in the body
-reader's child process (gateway/bodies.py).
+reader's child process (gateway/request/body.py).
+
+A client's name may be anything JSON can spell (`"ключ"`, `"x\r\ny"`), and a header value is
+Latin-1 without line breaks: such a name, sent as it is, failed the reply after the panel had
+run. So the header percent-encodes, as a URL does in UTF-8, each character a header value
+cannot carry or that would misread the list (controls, non-ASCII, `%` and `,`); every other
+name is shown as it is. The record keeps the names as they came.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 HEADER = "X-Bench-Dropped"
 
@@ -74,9 +81,21 @@ def joined(first: Hints, second: Hints) -> Hints:
 
 
 def header(dropped: Iterable[str]) -> dict[str, str]:
-    """The `X-Bench-Dropped` header naming *dropped* (none when nothing was)."""
+    """The `X-Bench-Dropped` header naming *dropped* (none when nothing was), each name as a
+    header value may carry it (`header_name`)."""
     names = _unique((), dropped)
-    return {HEADER: ", ".join(names)} if names else {}
+    return {HEADER: ", ".join(map(header_name, names))} if names else {}
+
+
+# Printable ASCII but `%` (the escape itself) and `,` (between names): shown as they are.
+_SHOWN = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in "%,")
+
+
+def header_name(name: str) -> str:
+    """*name* with every other character percent-encoded in UTF-8 (`ключ` is
+    `%D0%BA%D0%BB%D1%8E%D1%87`, `x\r\ny` is `x%0D%0Ay`): any client can decode it, and it
+    is always a header value."""
+    return quote(name, safe=_SHOWN)
 
 
 def _unique(first: Iterable[str], more: Iterable[str]) -> tuple[str, ...]:

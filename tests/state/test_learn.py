@@ -1,5 +1,5 @@
 """A route member and a panel seat learn the same from the same upstream answer: the one place
-that learns from a call's outcome (gateway/request/learn.py) is all either uses.
+that learns from a call's outcome (gateway/state/learn.py) is all either uses.
 
 Each case sends one scripted reply, byte for byte, once to a panel seat and once to a route
 member of two gateways on one clock, then compares what `/bench/models` says of the model and
