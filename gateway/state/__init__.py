@@ -10,9 +10,12 @@ along on the next one.
 
 The modules: `live` (the interface), `local` (the board's) and `redis_state`/`redis_link`/`chairs`
 (Redis's), `limits` and `quota_signals` (cooldowns, caps, what providers say of them), `figures`
-(what routing reads), `conversations` (route mode's), `admission` (a worker's panels in flight).
+(what routing reads), `conversations` (route mode's), `admission` (a worker's panels in flight),
+and `learn`, the one place a call's outcome (a panel seat's, a route turn's, a probe's) is
+learned from, onto this state and into the records.
 The board itself sits below both this package and access (gateway/board.py), which count on it.
 
-May import: access (the caller), the board (gateway/board.py: the shared memory), config,
-errors, health, routing.
+May import: access (keys), request (the `Client` who asks), the board (gateway/board.py: the
+shared memory), store (the records `learn` keeps what it learned in), config, errors, health,
+routing.
 """
