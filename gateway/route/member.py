@@ -22,8 +22,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
+from gateway.errors import (
+    UpstreamAnswerTooLarge,
+    UpstreamError,
+    UpstreamRateLimited,
+    UpstreamTimeout,
+)
 from gateway.route.ask import RouteAsk
+from gateway.route.size import relayed_bytes
 from gateway.runtime import Runtime
 from gateway.upstream.params import supported_params
 from gateway.upstream.relay import chunks_of, close, max_output_of
@@ -95,6 +101,7 @@ async def open_member(
     started = time.monotonic()
     stream: Any = None
     held: list[Any] = []
+    size = 0  # what the held chunks will relay: held to the answer's limit already
     try:
         async with asyncio.timeout(wait_s):
             stream = await runtime.upstream.open_turn(
@@ -106,6 +113,10 @@ async def open_member(
                 reader=runtime.config.reader(alias),
             )
             async for chunk in chunks_of(stream, settings.seat_timeout_s):
+                size += relayed_bytes(chunk)
+                if size > settings.max_answer_bytes:
+                    limit = settings.max_answer_bytes
+                    raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
                 held.append(chunk)
                 if has_piece(chunk):
                     first = round(time.monotonic() - started, 3)
