@@ -20,6 +20,7 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
+from gateway.tokens import counts
 from gateway.upstream.answer import Answer
 from gateway.upstream.capped import capped, raw_cap, too_large_in
 from gateway.upstream.direct import DirectReader
@@ -71,14 +72,14 @@ async def call_model(
             error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
         raise error from exc
     choice = response.choices[0]
-    usage = getattr(response, "usage", None)
+    tokens_in, tokens_out = counts(getattr(response, "usage", None), params.get("model", ""))
     text = choice.message.content or ""
     if limit and len(text) > limit // 4 and len(text.encode()) > limit:
         raise UpstreamAnswerTooLarge(f"the answer was over the limit of {limit} bytes")
     return Answer(
         text=text,
-        tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
-        tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
         finish_reason=choice.finish_reason,
         headers=headers_of(response),
     )
@@ -145,8 +146,8 @@ async def _read_stream(stream: Any, started: float, limit: int | None) -> Answer
             finish = choice.finish_reason or finish
         usage = getattr(chunk, "usage", None)
         if usage:
-            tokens_in = usage.prompt_tokens or tokens_in
-            tokens_out = usage.completion_tokens or tokens_out
+            prompt, completion = counts(usage, getattr(chunk, "model", None) or "")
+            tokens_in, tokens_out = prompt or tokens_in, completion or tokens_out
     if finish is None:
         raise UpstreamBrokenStream("stream broke off before its finish")
     return Answer("".join(parts), tokens_in, tokens_out, first, finish, headers_of(stream))

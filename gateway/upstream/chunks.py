@@ -17,6 +17,8 @@ from typing import Any
 
 import litellm
 
+from gateway.tokens import usage_view
+
 _DELTA_OWN = frozenset(
     {"content", "role", "function_call", "tool_calls", "audio", "images", "annotations",
      "reasoning_content", "reasoning", "thinking_blocks", "reasoning_items",
@@ -141,13 +143,12 @@ class Usage:
 
     __slots__ = ("prompt_tokens", "completion_tokens", "total_tokens", "details")
 
-    def __init__(self, raw: dict[str, Any]) -> None:
-        self.prompt_tokens: int = raw.get("prompt_tokens") or 0
-        self.completion_tokens: int = raw.get("completion_tokens") or 0
-        total = raw.get("total_tokens")
-        self.total_tokens: int = (
-            total if isinstance(total, int) else (self.prompt_tokens + self.completion_tokens)
-        )
+    def __init__(self, raw: dict[str, Any], model: str = "") -> None:
+        view = usage_view(raw, model)  # the counts, read as every usage is (gateway/tokens.py)
+        assert view is not None
+        self.prompt_tokens: int = view["prompt_tokens"]
+        self.completion_tokens: int = view["completion_tokens"]
+        self.total_tokens: int = view["total_tokens"]
         self.details: dict[str, Any] = {
             k: dict(sorted(v.items())) if isinstance(v, dict) else v
             for k, v in raw.items()
@@ -180,7 +181,7 @@ class Chunk:
         choices = raw.get("choices")
         self.choices = [Choice(c) for c in choices if isinstance(c, dict)] if choices else []
         usage = raw.get("usage")
-        self.usage: Usage | None = Usage(usage) if isinstance(usage, dict) else None
+        self.usage: Usage | None = Usage(usage, model) if isinstance(usage, dict) else None
         self.extra: dict[str, Any] | None = None
         if len(raw) > len(_CHUNK_OWN) or not raw.keys() <= _CHUNK_OWN:
             others = {k: v for k, v in raw.items() if k not in _CHUNK_OWN and v is not None}

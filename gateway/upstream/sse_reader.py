@@ -151,7 +151,8 @@ class DirectStream:
         self._ended = True
         first = self._first or {}
         last: dict[str, Any] = {"id": first.get("id"), "created": first.get("created")}
-        usage = Usage(self._usage) if self._usage is not None else self._counted()
+        stated = self._usage
+        usage = Usage(stated, self._target.model) if stated is not None else self._counted()
         self._add_split(usage)
         chunk = Chunk(last, self._target.model)
         chunk.usage = usage
