@@ -12,7 +12,9 @@ where a name lives:
 - a cell is two numbers and a short text (a count and a time, a cooldown's end and why);
 - a ring is an rpm window of `cap` slots, each (started, ended, pid): a cap is spent by calls
   started in the last 60 s plus older ones still in flight, and a slot whose worker has died is
-  free again.
+  free again. A start later than now means the wall clock was set back (every worker reads the
+  same one): that call is counted from now, so a window lasts a minute, not until the clock
+  catches up with it (a day, for a clock set back a day).
 
 Every method runs on the event loop and never across an await, so the lock is held for
 microseconds; `locked()` nests, for a few steps that must be seen together.
@@ -221,6 +223,11 @@ class Board:
         used, free, oldest = 0, None, None
         for i in range(cap):
             started, ended = values[3 * i], values[3 * i + 1]
+            if started > now:  # the wall clock went back: the call counts from now, not later
+                started = now
+                _SLOT.pack_into(
+                    self._buffer, self._slot_at(first + i), started, ended, values[3 * i + 2]
+                )
             if started and ended == 0.0 and started <= horizon and not _alive(values[3 * i + 2]):
                 ended = now  # its worker died with the call in flight
                 _SLOT.pack_into(self._buffer, self._slot_at(first + i), started, ended, 0.0)

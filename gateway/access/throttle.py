@@ -38,7 +38,7 @@ class SignInThrottle:
         """429 with Retry-After while *client* has had its wrong tokens for this minute."""
         now = self.clock()
         with self.board.locked():
-            count, since = self.board.numbers(self._cell(client, now))
+            count, since = self._numbers(self._cell(client, now), now)
         if count >= WRONG_MOST and since + WINDOW_S > now:
             wait = max(1, math.ceil(since + WINDOW_S - now))
             raise TooManyRequests(
@@ -53,7 +53,7 @@ class SignInThrottle:
         now = self.clock()
         with self.board.locked():
             cell = self._cell(client, now)
-            count, since = self.board.numbers(cell)
+            count, since = self._numbers(cell, now)
             if since + WINDOW_S <= now:
                 count, since = 0.0, now  # a new minute (or a cell never used)
             try:
@@ -77,6 +77,16 @@ class SignInThrottle:
         for name in names:
             if self.board.text(name) == client:
                 return name
-            if free is None and self.board.numbers(name)[1] + WINDOW_S <= now:
+            if free is None and self._numbers(name, now)[1] + WINDOW_S <= now:
                 free = name
         return free or names[0]
+
+    def _numbers(self, cell: str, now: float) -> tuple[float, float]:
+        """A cell's (count, minute's start); a start later than now means the wall clock was
+        set back, and the minute starts now instead (kept so), so a lock-out lasts a minute,
+        not until the clock catches up with it."""
+        count, since = self.board.numbers(cell)
+        if since > now:
+            since = now
+            self.board.write(cell, count, since)
+        return count, since

@@ -4,7 +4,10 @@ and usage, gathered chunk by chunk.
 One gathering serves three readers: the record (the whole answer, whoever wrote which part of
 it), the continuation (the text a broken stream leaves for the next member to go on from, and
 whether it broke inside a tool call), and a plain turn's reply, assembled from it. Its size is
-counted as it grows, so an answer over `gateway.max_answer_bytes` stops being read there.
+counted as it grows, every relayed byte of it (gateway/route/size.py), so an answer over
+`gateway.max_answer_bytes` stops being read there. Its usage is read as every usage is
+(gateway/tokens.py): the chunk that carries it is relayed and recorded with counts, never an
+upstream's string or a number no database column holds.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import json
 from typing import Any
 
 from gateway.errors import UpstreamAnswerTooLarge
+from gateway.route.size import relayed_bytes
+from gateway.tokens import COUNTS, usage_view
 
 
 class Answer:
@@ -23,27 +28,21 @@ class Answer:
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
         self.usage: Any = None
-        self.size = 0  # bytes of text, reasoning and arguments so far
+        self.size = 0  # bytes counted so far (gateway/route/size.py)
         self.first: Any = None  # the first chunk: its id and time stamp every later one
 
     def read(self, chunk: Any) -> None:
         """Gather *chunk*; raise UpstreamAnswerTooLarge (keeping none of it) if it would take
         the answer past its limit."""
-        choices = getattr(chunk, "choices", None) or ()
-        grown = 0
-        for choice in choices:
-            delta = choice.delta
-            for text in (getattr(delta, "content", None), _thought(delta)):
-                grown += len(text.encode()) if text else 0
-            for part in getattr(delta, "tool_calls", None) or ():
-                function = part.function
-                grown += len((function.arguments or "").encode()) if function is not None else 0
+        grown = relayed_bytes(chunk)
         if self.size + grown > self.limit:
             raise UpstreamAnswerTooLarge(f"the answer was over the limit of {self.limit} bytes")
         self.size += grown
         if self.first is None:
             self.first = chunk
-        self.usage = getattr(chunk, "usage", None) or self.usage
+        if usage := getattr(chunk, "usage", None):
+            self.usage = counted(usage)
+        choices = getattr(chunk, "choices", None) or ()
         for choice in choices:
             self.finish_reason = choice.finish_reason or self.finish_reason
             delta = choice.delta
@@ -78,6 +77,21 @@ class Answer:
 
     def whole_calls(self) -> list[dict[str, Any]]:
         return [self.calls[index] for index in sorted(self.calls)]
+
+
+def counted(usage: Any) -> Any:
+    """*usage* with its counts read as counts: set on it in place (it is relayed as it is),
+    unless they were counts already."""
+    view = usage_view(usage)
+    assert view is not None
+    if all(getattr(usage, name, None) == view[name] for name in COUNTS):
+        return usage
+    try:
+        for name in COUNTS:
+            setattr(usage, name, view[name])
+    except (AttributeError, TypeError, ValueError):  # not an object of counts: ours instead
+        return view
+    return usage
 
 
 def _thought(delta: Any) -> str | None:

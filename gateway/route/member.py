@@ -26,10 +26,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamRefused, UpstreamTimeout
+from gateway.errors import (
+    UpstreamAnswerTooLarge,
+    UpstreamError,
+    UpstreamRateLimited,
+    UpstreamRefused,
+    UpstreamTimeout,
+)
 from gateway.route.again import Again
 from gateway.route.ask import RouteAsk
 from gateway.route.filtered import CONTENT_FILTER, names_a_filter, stopped_by_filter
+from gateway.route.size import relayed_bytes
 from gateway.runtime import Runtime
 from gateway.state.learn import Answered
 from gateway.upstream.failures import headers_of
@@ -101,6 +108,7 @@ async def open_member(
     stream: Any = None
     held: list[Any] = []
     first: float | None = None
+    size = 0  # what the held chunks will relay: held to the answer's limit already
     failure = Failure(alias, "empty", "the model returned nothing")
     try:
         try:
@@ -114,6 +122,11 @@ async def open_member(
                     reader=runtime.config.reader(alias),
                 )
                 async for chunk in chunks_of(stream, settings.seat_timeout_s):
+                    size += relayed_bytes(chunk)
+                    if size > settings.max_answer_bytes:
+                        most = settings.max_answer_bytes
+                        said = f"the answer was over the limit of {most} bytes"
+                        raise UpstreamAnswerTooLarge(said)
                     held.append(chunk)
                     if has_piece(chunk):
                         first = round(time.monotonic() - started, 3)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.route.turn import RouteTurn
+from gateway.tokens import counts
 
 
 @dataclass
@@ -104,10 +105,8 @@ def args_of(arguments: str | None) -> dict[str, Any]:
 
 
 def tokens_of(usage: Any) -> tuple[int, int]:
-    """(prompt, completion) tokens of a litellm usage, 0 when unknown."""
-    prompt = getattr(usage, "prompt_tokens", 0) or 0
-    completion = getattr(usage, "completion_tokens", 0) or 0
-    return prompt, completion
+    """(prompt, completion) tokens of a litellm usage, 0 when unknown (gateway/tokens.py)."""
+    return counts(usage)
 
 
 def error_text(turn: RouteTurn, exc: BaseException) -> str:

@@ -38,6 +38,7 @@ from gateway.route.usage import add_earlier, broken_call
 from gateway.route.watch import Watch
 from gateway.runtime import Runtime
 from gateway.state.conversations import Key
+from gateway.tokens import counts
 from gateway.upstream.params import takes_prefill
 from gateway.upstream.relay import chunks_of, close
 from gateway.upstream.translate.chat import whole_response
@@ -278,7 +279,7 @@ class RouteTurn:
         model = self.runtime.config.catalog.model(self.alias)
         assert model is not None
         now = self.runtime.clock()
-        usage = self.answer.usage
+        tokens_in, tokens_out = counts(self.answer.usage, self.alias)
         return {
             "id": self.call,
             "panel_id": self.conversation,
@@ -292,8 +293,8 @@ class RouteTurn:
             "error_class": None if error is None else "stream",
             "seconds": round(time.monotonic() - self.began, 3),
             "first_token_s": self.first_token_s,
-            "tokens_in": getattr(usage, "prompt_tokens", 0) or 0,
-            "tokens_out": getattr(usage, "completion_tokens", 0) or 0,
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
             "answer": self.answer.recorded(),
             "started": now - (time.monotonic() - self.began),
             "finished": now,

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -23,6 +26,8 @@ from gateway.serve.ports import bound_socket, free_port, url_of
 __all__ = ["Server", "ServerThread", "free_port", "run_server"]
 
 TICK_S = 1.0  # how often an idle server wakes: the Date header's resolution
+
+log = logging.getLogger("uvicorn.error")
 
 
 class Server(uvicorn.Server):
@@ -62,6 +67,27 @@ class Server(uvicorn.Server):
         if value and wake is not None and loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nothing to wake
                 loop.call_soon_threadsafe(wake.set)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's (SIGINT, SIGTERM), and SIGHUP: a terminal's hang-up ended a foreground
+        gateway at once, cutting every request in flight, where SIGTERM drains them."""
+        with super().capture_signals():
+            if threading.current_thread() is not threading.main_thread():
+                yield  # (signals reach only the main thread: a server in a thread has none)
+                return
+            before = signal.signal(signal.SIGHUP, self.hang_up)
+            try:
+                yield
+            finally:
+                signal.signal(signal.SIGHUP, before)
+
+    def hang_up(self, sig: int, frame: FrameType | None) -> None:
+        """SIGHUP: for now, drain the requests in flight and stop, as on SIGTERM (the exit is 0:
+        nothing is re-raised). Reloading the config on SIGHUP, a later change, slots in here:
+        this handler then reloads instead of stopping, and SIGTERM remains the way to stop."""
+        log.info("Received SIGHUP: finishing the requests in flight, then stopping.")
+        self.should_exit = True
 
     async def main_loop(self) -> None:
         self._wake = asyncio.Event()

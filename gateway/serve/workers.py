@@ -5,11 +5,11 @@ accepts every connection waiting, so a burst of panels lands mostly on one proce
 here: 1,000 panels at once split about 2:1) while the other core idles. With SO_REUSEPORT each
 worker listens on its own socket and the kernel spreads new connections across them evenly.
 
-The supervisor starts, watches and stops: a worker that dies is started again; SIGTERM or
-SIGINT is passed on to every worker, which drains its running panels (records included) and
-exits; the supervisor exits 0 once they all have. It also makes the board every worker maps
-(gateway/board.py), so that cooldowns, rpm caps and rotation hold for the gateway as a whole,
-and removes it at the end.
+The supervisor starts, watches and stops: a worker that dies is started again; SIGTERM, SIGINT
+or SIGHUP is passed on to every worker (as SIGTERM), which drains its running panels (records
+included) and exits; the supervisor exits 0 once they all have. It also makes the board every
+worker maps (gateway/board.py), so that cooldowns, rpm caps and rotation hold for the
+gateway as a whole, and removes it at the end.
 
 A worker tells the supervisor over a pipe when it listens: the supervisor prints the gateway's
 URL once the first does. A port another program holds is found by `serve` before any worker
@@ -94,6 +94,9 @@ def app_for_uvicorn_worker() -> Any:
     process.own()
     from gateway.config.settings import load_config
 
+    # uvicorn's own supervisor answers SIGHUP by replacing its workers, each drained as on
+    # SIGTERM; a worker ignores the terminal's hang-up itself, which would cut its requests
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     board = Board.attach(Path(os.environ["BENCH_BOARD"]))
     return served_app(load_config(os.environ["BENCH_CONFIG"]), board)
 
@@ -129,9 +132,20 @@ def run(
         log.info("Started worker process [%d]", proc.pid)
         return proc
 
+    def hang_up(signum: int, frame: Any) -> None:
+        """SIGHUP: drained and stopped as on SIGTERM (a terminal's hang-up reaches the workers
+        too, and each drains on its own: gateway/serve/server.py). Reloading the config, a later
+        change, slots in here: the workers are told to reload instead of to stop."""
+        stop(signum, frame)
+
+    # Ignored while the workers start: the fork server (and the resource tracker) inherit it
+    # across their exec, so a terminal's hang-up does not end them under draining workers
+    # (whose exit they report); each worker's server then takes SIGHUP as a drain.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     procs = [start() for _ in range(workers)]
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGHUP, hang_up)
     while any(proc.is_alive() for proc in procs):  # a killed worker is replaced at once
         ready = wait([told, *(proc.sentinel for proc in procs if proc.is_alive())], timeout=1.0)
         if told in ready:

@@ -149,6 +149,13 @@ end
 
 local function trim(name, stale)
   local ring, open = P .. 'ring:' .. name, P .. 'open:' .. name
+  for _, key in ipairs({ring, open}) do
+    -- a start later than now: this clock was set back (or runs behind another replica's); the
+    -- call counts from now, so a window lasts a minute, not until the clock catches up with it
+    for _, token in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now), '+inf')) do
+      redis.call('ZADD', key, now, token)
+    end
+  end
   redis.call('ZREMRANGEBYSCORE', ring, '-inf', fmt(now - WINDOW))
   redis.call('ZREMRANGEBYSCORE', open, '-inf', fmt(now - stale))
   return ring, open

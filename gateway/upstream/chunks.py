@@ -21,6 +21,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from gateway.tokens import COUNTS, usage_view
+
 _DELTA_OWN = frozenset(
     {"content", "role", "function_call", "tool_calls", "audio", "images", "annotations",
      "reasoning_content", "reasoning", "thinking_blocks", "reasoning_items",
@@ -31,7 +33,6 @@ _DELTA_HELD = frozenset(
     {"content", "role", "function_call", "tool_calls", "reasoning_content", "thinking_blocks"}
 )
 _CHUNK_OWN = frozenset({"id", "created", "model", "object", "choices", "usage"})
-_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 @dataclass(slots=True)
@@ -179,17 +180,16 @@ class Usage:
     details: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, raw: dict[str, Any]) -> Usage:
-        prompt = raw.get("prompt_tokens") or 0
-        completion = raw.get("completion_tokens") or 0
-        total = raw.get("total_tokens")
+    def read(cls, raw: dict[str, Any], model: str = "") -> Usage:
+        view = usage_view(raw, model)  # the counts, read as every usage is (gateway/tokens.py)
+        assert view is not None
         details = {
             k: dict(sorted(v.items())) if isinstance(v, dict) else v
             for k, v in raw.items()
-            if k not in _COUNTS and v is not None
+            if k not in COUNTS and v is not None
         }
-        return cls(prompt, completion, total if isinstance(total, int) else prompt + completion,
-                   details)  # fmt: skip
+        counts = (view["prompt_tokens"], view["completion_tokens"], view["total_tokens"])
+        return cls(*counts, details)
 
     def model_dump(self, exclude_none: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -230,7 +230,7 @@ class Chunk:
             raw.get("created"),
             model,
             [Choice.read(c, kept) for c in choices if isinstance(c, dict)] if choices else [],
-            Usage.read(usage) if isinstance(usage, dict) else None,
+            Usage.read(usage, model) if isinstance(usage, dict) else None,
             extra,
         )
 

@@ -42,8 +42,8 @@ class Served:
     """One `bench-gateway serve` process on `config`, its output in `log`: a supervisor and its
     WORKERS workers, in a process group of their own."""
 
-    def __init__(self, config: Path, log: Path) -> None:
-        self.config, self.log = config, log
+    def __init__(self, config: Path, log: Path, workers: int = WORKERS) -> None:
+        self.config, self.log, self.workers = config, log, workers
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
@@ -59,7 +59,7 @@ class Served:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        self.wait_for_output("Application startup complete.", count=WORKERS)
+        self.wait_for_output("Application startup complete.", count=self.workers)
         with httpx.Client(timeout=HANG_S) as http:
             assert http.get(f"{self.url}/healthz").status_code == 200
         return self

@@ -19,6 +19,7 @@ import aiohttp
 import litellm
 import orjson
 
+from gateway.tokens import counts
 from gateway.upstream.answer import Answer, read_stream
 from gateway.upstream.capped import session_options
 from gateway.upstream.direct import wire_errors
@@ -157,11 +158,11 @@ class DirectReader:
             message = choice.get("message") or {}
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise wire_errors.unreadable_answer(target, body) from exc
-        usage = reply.get("usage") or {}
+        tokens_in, tokens_out = counts(reply.get("usage"), target.model)
         return Answer(
             text=message.get("content") or "",
-            tokens_in=usage.get("prompt_tokens") or 0,
-            tokens_out=usage.get("completion_tokens") or 0,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
             finish_reason=choice.get("finish_reason"),
             headers=headers,
         )

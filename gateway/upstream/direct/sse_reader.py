@@ -154,7 +154,8 @@ class DirectStream:
         self._ended = True
         first = self._first or {}
         last: dict[str, Any] = {"id": first.get("id"), "created": first.get("created")}
-        usage = Usage.read(self._usage) if self._usage is not None else self._counted()
+        stated, model = self._usage, self._target.model
+        usage = Usage.read(stated, model) if stated is not None else self._counted()
         self._add_split(usage)
         chunk = Chunk.read(last, self._target.model)
         chunk.usage = usage

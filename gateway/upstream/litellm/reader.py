@@ -28,6 +28,7 @@ import aiohttp
 import litellm  # offline: the process owner set its environment first (gateway/serve/process.py)
 import litellm.main
 
+from gateway.tokens import counts
 from gateway.upstream.answer import Answer, read_stream
 from gateway.upstream.capped import session_options
 from gateway.upstream.failures import headers_of
@@ -164,11 +165,12 @@ class LitellmReader:
 
 def _answer_of(response: Any) -> Answer:
     choice = response.choices[0]
-    usage = getattr(response, "usage", None)
+    model = getattr(response, "model", None) or ""
+    tokens_in, tokens_out = counts(getattr(response, "usage", None), model)
     return Answer(
         text=choice.message.content or "",
-        tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
-        tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
         finish_reason=choice.finish_reason,
         headers=headers_of(response),
     )
