@@ -264,3 +264,32 @@ def test_two_workers_on_one_store_file_overwritten_in_place_both_write_to_what_i
     assert recorded(store) == answered(done)
     with contextlib.closing(sqlite3.connect(store)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_store_file_overwritten_past_what_can_be_read_is_left_for_repair_not_replaced(
+    make_gateway, sim, tmp_path, caplog
+):
+    """Garbage over the whole file of a reopened store (its WAL in the file): no record can be
+    read back, so nothing replaces the file (an empty store would): it stays as it is for
+    repair, `/healthz` says so, and panels are still answered, their rows in the spill."""
+    caplog.set_level(logging.WARNING)
+    store = tmp_path / "records.db"
+    first = gateway_on(make_gateway, sim, store, tmp_path / "spill")
+    first.ask(content="before")
+    first.close()
+    gw = gateway_on(make_gateway, sim, store, tmp_path / "spill")
+    identity = (store.stat().st_dev, store.stat().st_ino)
+
+    with open(store, "r+b") as file:  # as dd conv=notrunc does, over every page
+        file.write(os.urandom(store.stat().st_size))
+    wait_for(
+        "/healthz to say the records cannot all be read",
+        lambda: "not every record can be read" in health(gw).get("degraded", {}).get("store", ""),
+    )
+    completion, _ = gw.ask(content="while it waits for repair")
+    assert all(s["status"] == "ok" for s in completion.model_extra["bench"]["seats"])
+    assert (store.stat().st_dev, store.stat().st_ino) == identity  # the same file, not replaced
+    assert not list(tmp_path.glob("records.db.damaged-*"))
+    assert "left as it is, for repair" in caplog.text
+    spilled = b"".join(f.read_bytes() for f in (tmp_path / "spill").glob("rows-*.jsonl"))
+    assert completion.model_extra["bench"]["panel"].encode() in spilled
