@@ -44,7 +44,9 @@ def _words(*phrases: str) -> re.Pattern[str]:
 
 
 _PAYWALLED = _words(
-    r"free\b.{0,80}?\bperiod has ended", r"no longer available for free", r"migrate to the paid slug"
+    r"free\b.{0,80}?\bperiod has ended",
+    r"no longer available for free",
+    r"migrate to the paid slug",
 )
 _ENTITLEMENT = _words(
     r"payment required",

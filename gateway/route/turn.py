@@ -28,6 +28,7 @@ from gateway.errors import (
     UpstreamError,
 )
 from gateway.panel.hints import header
+from gateway.request.failure import FailureClass, classify
 from gateway.route import continuation
 from gateway.route.answer import Answer
 from gateway.route.ask import RouteAsk
@@ -127,6 +128,7 @@ class RouteTurn:
         (or breaks off, or the client hangs up: then the record is written by a task of its
         own). *relayed*: the client sees them as they come (else a plain turn gathers them)."""
         error: str | None = None
+        failure: FailureClass | None = None  # a client hanging up is no failure of the model's
         repeat: continuation.Repeat | None = None
         settings = self.runtime.config.gateway
         watch = self.watch = Watch(settings.stall_s, settings.route_stream_max_s)
@@ -166,13 +168,14 @@ class RouteTurn:
                         yield passed
         except UpstreamError as exc:
             error = self.runtime.scrub_error(exc.message) or exc.kind
+            failure = classify(exc.status, error, exc.kind)
             raise
         except BaseException:
             error = "the client hung up before the turn ended"
             raise
         finally:
             watch.close()
-            row = self._row("error" if error else "ok", error)
+            row = self._row("error" if error else "ok", error, failure)
             self._ended()
             await close(self.stream)
             if relayed:
@@ -274,7 +277,7 @@ class RouteTurn:
             callback()
         self.on_end.clear()
 
-    def _row(self, status: str, error: str | None) -> dict[str, Any]:
+    def _row(self, status: str, error: str | None, failure: FailureClass | None) -> dict[str, Any]:
         model = self.runtime.config.catalog.model(self.alias)
         assert model is not None
         now = self.runtime.clock()
@@ -290,6 +293,7 @@ class RouteTurn:
             "status": status,
             "error": error,
             "error_class": None if error is None else "stream",
+            "failure": failure,
             "seconds": round(time.monotonic() - self.began, 3),
             "first_token_s": self.first_token_s,
             "tokens_in": getattr(usage, "prompt_tokens", 0) or 0,

@@ -43,6 +43,7 @@ CALL_FIELDS = (
     "finished",
     "failed_over",  # route mode: the members that failed the turn before this one answered
     "dropped",  # what of the request this model could not be given (X-Bench-Dropped)
+    "failure",  # a failed call's class (gateway/request/failure.py); None: answered, or older
 )
 
 
