@@ -256,6 +256,12 @@ class Fanout:
     async def _finished(self, result: SeatResult) -> None:
         if result.status == SeatStatus.OK and self.counts:
             self.runtime.figures.answered(result.alias)
+        if result.failure is not None and result.status != SeatStatus.COOLING:
+            log.warning(  # its error is already scrubbed of secrets (Runtime.scrub_error)
+                "seat %s failed: model %s (%s) on connection %s: %s: %s",
+                result.id, result.alias, result.model, result.connection, result.failure,
+                result.error,
+            )  # fmt: skip
         await self.runtime.live.flush()  # the slot released, the answer counted, what was learned
         try:
             await self.runtime.store.add_call(result.row())
