@@ -136,8 +136,8 @@ async def open_member(
             failure = await _failed(runtime, alias, exc)
         else:  # answered: what its headers say of the model's limits is learned first
             none = None if first is not None else failure.kind or failure.status  # no answer
-            said = Answered(headers_of(stream), none, failure.error)
-            learned = await runtime.learning.learn(alias, said)
+            heard = Answered(headers_of(stream), none, failure.error)
+            learned = await runtime.learning.learn(alias, heard)
             if first is not None:
                 return Opened(alias, stream, held, first, dropped)
             failure.failure = learned.failure
