@@ -44,7 +44,7 @@ class SeatStatus(StrEnum):
 
     @property
     def limited(self) -> bool:
-        """Rate limited or cooling: the seat goes to the next reserve."""
+        """Rate limited or cooling (whether a seat goes to a reserve is its failure's class)."""
         return self in (SeatStatus.RATE_LIMITED, SeatStatus.COOLING)
 
 
