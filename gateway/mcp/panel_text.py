@@ -31,13 +31,23 @@ def chat_request(
     return body, ({"x-panel-shape": shape} if shape else {})
 
 
+# How much of a provider's message a seat's row shows (the record keeps it whole).
+MESSAGE_CHARS = 160
+
+
 def seat_table(bench: dict[str, Any]) -> str:
-    """Every seat as a markdown table row: call id, seat, model, status, seconds."""
+    """Every seat as a markdown table row: call id, seat, model, status, seconds. A failed
+    seat's status names its failure's class and what the provider said, so a panel where every
+    seat failed says why each did."""
     rows = ["| call | seat | model | status | seconds |", "| --- | --- | --- | --- | --- |"]
     for seat in bench.get("seats", []):
         status = seat["status"]
+        if seat.get("failure"):
+            status += f" · {seat['failure']}"
         if seat.get("replaced_by"):
             status += f" (replaced by {seat['replaced_by']})"
+        if seat.get("failure") and seat.get("error"):
+            status += f": {said(seat['error'])}"
         rows.append(
             f"| `{seat['call']}` | {seat['seat']} | {seat['alias']} | {status} "
             f"| {seat.get('seconds') or 0:.2f} |"
@@ -48,6 +58,12 @@ def seat_table(bench: dict[str, Any]) -> str:
             f"{skipped['why']} | - |"
         )
     return "\n".join(rows)
+
+
+def said(message: str) -> str:
+    """A provider's message as one table cell: one line, no `|`, at most MESSAGE_CHARS."""
+    flat = " ".join(message.split()).replace("|", "/")
+    return flat if len(flat) <= MESSAGE_CHARS else flat[: MESSAGE_CHARS - 1] + "…"
 
 
 def judgeable(bench: dict[str, Any]) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from gateway.panel.fanout import SeatStatus
 from gateway.panel.reply import SEAT_FIELDS
+from gateway.request.failure import FailureClass
 
 # A JSON Schema (or an OpenAPI object) is arbitrary JSON: its values have no one type.
 Schema = dict[str, Any]
@@ -55,6 +56,11 @@ SEAT: Schema = {
         "seconds": {"type": "number"},
         "answer": NULLABLE_STR,
         "error": NULLABLE_STR,
+        "failure": {
+            "enum": [*(failure.value for failure in FailureClass), None],
+            "description": "why a seat that did not answer failed (null when it answered), "
+            "read from the provider's status and words",
+        },
         "replaces": NULLABLE_STR,
         "replaced_by": NULLABLE_STR,
     },

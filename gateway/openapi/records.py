@@ -75,6 +75,7 @@ CALL_RECORD: Schema = {
         "seconds": NULLABLE_NUM,
         "first_token_s": NULLABLE_NUM,
         "verdict": CURRENT_VERDICT,
+        "failure": SEAT["properties"]["failure"],
         "failed_over": {"type": ["array", "null"], "items": {"type": "object"}},
         "dropped": {"type": ["array", "null"], "items": {"type": "string"}},
     },

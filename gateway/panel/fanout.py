@@ -1,8 +1,12 @@
-"""Calling a seated panel: every seat at once, reserves swapped in the moment a seat is limited.
+"""Calling a seated panel: every seat at once, reserves swapped in the moment a seat fails.
 
 Each seat ends as a value (ok, empty, error, timeout, rate_limited, cooling), never as an
-exception that could cancel its siblings. A seat's record is written the moment it finishes, so
-an answer is on the record even if the client has gone or the process dies a second later.
+exception that could cancel its siblings; a failed one also names its failure's class
+(gateway/request/failure.py). A seat that failed with any class but `refused` (the reserve
+would be asked the same) and `timeout` (the panel must not wait twice) goes to the next
+reserve: a panel never loses a chair to a model that cannot answer. A seat's record is
+written the moment it finishes, so an answer is on the record even if the client has gone or
+the process dies a second later.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 from gateway.errors import UpstreamError, UpstreamRateLimited, UpstreamTimeout
 from gateway.panel.notices import provider_notice
+from gateway.request.failure import FailureClass
 from gateway.request.hints import NO_HINTS, Hints
 from gateway.runtime import Runtime
 from gateway.state.learn import Answered
@@ -39,7 +44,7 @@ class SeatStatus(StrEnum):
 
     @property
     def limited(self) -> bool:
-        """Rate limited or cooling: the seat goes to the next reserve."""
+        """Rate limited or cooling (whether a seat goes to a reserve is its failure's class)."""
         return self in (SeatStatus.RATE_LIMITED, SeatStatus.COOLING)
 
 
@@ -55,6 +60,7 @@ class SeatResult:
     status: SeatStatus = SeatStatus.ERROR
     error: str | None = None
     error_class: str | None = None
+    failure: FailureClass | None = None  # why a failed seat failed (None: it answered)
     seconds: float = 0.0
     first_token_s: float | None = None
     tokens_in: int = 0
@@ -117,14 +123,13 @@ class Fanout:
         return self.results
 
     async def _occupy(self, seat: str, alias: str, replaces: str | None) -> None:
-        """Call one seat; while it is rate limited or cooling, hand it to the next reserve."""
+        """Call one seat; while it fails with a class that takes a reserve (a limit, a dead
+        model, a refused key, ...), hand it to the next reserve."""
         while True:
             result = await self._attempt(seat, alias, replaces)
             self.results.append(result)
-            swap = (
-                result.status in (SeatStatus.RATE_LIMITED, SeatStatus.COOLING)
-                and self._next_reserve()
-            )
+            failed = result.failure
+            swap = failed is not None and failed.takes_a_reserve and self._next_reserve()
             if swap:
                 self.reserve_number += 1
                 result.replaced_by = f"reserve{self.reserve_number}"
@@ -162,6 +167,7 @@ class Fanout:
             permit = await self._pace(seat, alias, permit)
         if isinstance(permit, str):
             result.status, result.error, result.error_class = SeatStatus.COOLING, permit, "cooling"
+            result.failure = FailureClass.RATE_LIMITED  # not called: its model is limited
             result.finished = result.started
             return result
         params = runtime.config.litellm_params[alias]
@@ -184,6 +190,7 @@ class Fanout:
             log.exception("seat %s failed unexpectedly", result.id)
             result.status, result.error_class = SeatStatus.ERROR, "internal"
             result.error = f"internal error: {type(exc).__name__}"
+            result.failure = FailureClass.OTHER
         else:
             text = runtime.scrub(answer.text) or ""  # an echoed provider secret, masked
             result.status = SeatStatus.OK if text.strip() else SeatStatus.EMPTY
@@ -191,12 +198,16 @@ class Fanout:
             result.tokens_in, result.tokens_out = answer.tokens_in, answer.tokens_out
             first = answer.first_token_s  # to the ms, as seconds is: never past it
             result.first_token_s = None if first is None else round(first, 3)
-            await runtime.learning.learn(alias, Answered(answer.headers))
             if result.status == SeatStatus.EMPTY:
                 result.error, result.error_class = "the model returned an empty answer", "empty"
             elif (notice := provider_notice(text)) is not None:
                 result.status, result.error_class = SeatStatus.ERROR, "notice"
                 result.error = f"the provider sent a notice, not an answer ({notice!r})"
+            said = text if result.error_class == "notice" else result.error
+            learned = await runtime.learning.learn(
+                alias, Answered(answer.headers, result.error_class, said)
+            )
+            result.failure = learned.failure
         finally:
             permit.release()
         result.seconds = round(time.monotonic() - began, 3)
@@ -207,7 +218,8 @@ class Fanout:
         result.error = self.runtime.scrub_error(exc.message)
         result.error_class = exc.kind
         now = self.runtime.clock()
-        until = await self.runtime.learning.learn(result.alias, exc)
+        learned = await self.runtime.learning.learn(result.alias, exc)
+        result.failure, until = learned.failure, learned.until
         if isinstance(exc, UpstreamRateLimited):
             result.status = SeatStatus.RATE_LIMITED
             assert until is not None  # a 429 always cools its model
@@ -244,6 +256,12 @@ class Fanout:
     async def _finished(self, result: SeatResult) -> None:
         if result.status == SeatStatus.OK and self.counts:
             self.runtime.figures.answered(result.alias)
+        if result.failure is not None and result.status != SeatStatus.COOLING:
+            log.warning(  # its error is already scrubbed of secrets (Runtime.scrub_error)
+                "seat %s failed: model %s (%s) on connection %s: %s: %s",
+                result.id, result.alias, result.model, result.connection, result.failure,
+                result.error,
+            )  # fmt: skip
         await self.runtime.live.flush()  # the slot released, the answer counted, what was learned
         try:
             await self.runtime.store.add_call(result.row())

@@ -16,6 +16,7 @@ SEAT_FIELDS = (
     "seconds",
     "answer",
     "error",
+    "failure",
     "replaces",
     "replaced_by",
 )

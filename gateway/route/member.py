@@ -33,6 +33,7 @@ from gateway.errors import (
     UpstreamRefused,
     UpstreamTimeout,
 )
+from gateway.request.failure import FailureClass, classify
 from gateway.route.again import Again
 from gateway.route.ask import RouteAsk
 from gateway.route.filtered import CONTENT_FILTER, names_a_filter, stopped_by_filter
@@ -60,9 +61,15 @@ class Failure:
     kind: str = ""  # the UpstreamError's kind (refused, context_window, ...), else the status
     http_status: int | None = None  # the provider's, when it answered with one
     wait: float | None = None  # a 429 that stated its wait: seconds until its cooldown ends
+    failure: FailureClass | None = None  # its class, as learned; else read from the above
 
-    def view(self) -> dict[str, str]:
-        return {"alias": self.alias, "status": self.status, "error": self.error}
+    def __post_init__(self) -> None:
+        if self.failure is None:
+            self.failure = classify(self.http_status, self.error, self.kind or self.status)
+
+    def view(self) -> dict[str, str | None]:
+        said = {"alias": self.alias, "status": self.status, "error": self.error}
+        return {**said, "failure": self.failure}
 
 
 class MemberFailed(Exception):
@@ -136,13 +143,17 @@ async def open_member(
                         failure = Failure(alias, "error", said, CONTENT_FILTER, 200)
                         break
         except TimeoutError:
-            failure = Failure(alias, "timeout", f"no first piece within {round(wait_s, 1):g} s")
+            late = UpstreamTimeout(f"no first piece within {round(wait_s, 1):g} s")
+            failure = await _failed(runtime, alias, late)
         except UpstreamError as exc:
             failure = await _failed(runtime, alias, exc)
         else:  # answered: what its headers say of the model's limits is learned first
-            await runtime.learning.learn(alias, Answered(headers_of(stream)))
+            none = None if first is not None else failure.kind or failure.status  # no answer
+            heard = Answered(headers_of(stream), none, failure.error)
+            learned = await runtime.learning.learn(alias, heard)
             if first is not None:
                 return Opened(alias, stream, held, first, dropped)
+            failure.failure = learned.failure
     except asyncio.CancelledError:  # the client left meanwhile: the stream is not left open
         if stream is not None:
             await close(stream)
@@ -157,20 +168,21 @@ async def _failed(runtime: Runtime, alias: str, exc: UpstreamError) -> Failure:
     cools the member as it would a panel seat; a 400 naming a content filter is that
     filter's refusal (gateway/route/filtered.py)."""
     now = runtime.clock()
-    until = await runtime.learning.learn(alias, exc)
+    learned = await runtime.learning.learn(alias, exc)
+    until, failure = learned.until, learned.failure
     error = runtime.scrub_error(exc.message)
     if isinstance(exc, UpstreamRateLimited):
         assert until is not None  # a 429 always cools its model
         left = until - now
         stated = left if exc.retry_after is not None else None
         said = f"{error} (cooling {left:.0f} s)"
-        return Failure(alias, "rate_limited", said, exc.kind, exc.status, stated)
+        return Failure(alias, "rate_limited", said, exc.kind, exc.status, stated, failure)
     status = "timeout" if isinstance(exc, UpstreamTimeout) else "error"
     kind = exc.kind
     error = error or exc.kind
     if isinstance(exc, UpstreamRefused) and names_a_filter(f"{exc.code or ''} {exc.message}"):
         kind, error = CONTENT_FILTER, f"{error} ({exc.code})" if exc.code else error
-    return Failure(alias, status, error, kind, exc.status)
+    return Failure(alias, status, error, kind, exc.status, None, failure)
 
 
 async def next_opened(

@@ -37,6 +37,7 @@ async def record_failed(
             "status": last.status,
             "error": last.error,
             "error_class": last.kind or last.status,
+            "failure": last.failure,
             "seconds": round(time.monotonic() - began, 3),
             "started": now,
             "finished": now,

@@ -27,6 +27,7 @@ from gateway.errors import (
     UpstreamBrokenStream,
     UpstreamError,
 )
+from gateway.request.failure import FailureClass, classify
 from gateway.request.hints import header
 from gateway.route import continuation
 from gateway.route.answer import Answer
@@ -128,6 +129,7 @@ class RouteTurn:
         (or breaks off, or the client hangs up: then the record is written by a task of its
         own). *relayed*: the client sees them as they come (else a plain turn gathers them)."""
         error: str | None = None
+        failure: FailureClass | None = None  # a client hanging up is no failure of the model's
         repeat: continuation.Repeat | None = None
         settings = self.runtime.config.gateway
         watch = self.watch = Watch(settings.stall_s, settings.route_stream_max_s)
@@ -167,13 +169,14 @@ class RouteTurn:
                         yield passed
         except UpstreamError as exc:
             error = self.runtime.scrub_error(exc.message) or exc.kind
+            failure = classify(exc.status, error, exc.kind)
             raise
         except BaseException:
             error = "the client hung up before the turn ended"
             raise
         finally:
             watch.close()
-            row = self._row("error" if error else "ok", error)
+            row = self._row("error" if error else "ok", error, failure)
             self._ended()
             await close(self.stream)
             if relayed:
@@ -275,7 +278,7 @@ class RouteTurn:
             callback()
         self.on_end.clear()
 
-    def _row(self, status: str, error: str | None) -> dict[str, Any]:
+    def _row(self, status: str, error: str | None, failure: FailureClass | None) -> dict[str, Any]:
         model = self.runtime.config.catalog.model(self.alias)
         assert model is not None
         now = self.runtime.clock()
@@ -291,6 +294,7 @@ class RouteTurn:
             "status": status,
             "error": error,
             "error_class": None if error is None else "stream",
+            "failure": failure,
             "seconds": round(time.monotonic() - self.began, 3),
             "first_token_s": self.first_token_s,
             "tokens_in": tokens_in,

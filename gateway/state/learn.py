@@ -12,7 +12,9 @@ stated reset, kept across restarts). Now `Learning.learn` takes the outcome, and
   default (gateway/state/quota_signals.py `after_429`);
 - a context-window refusal (`UpstreamContextWindow` naming its limit): the model's window, which
   routing then respects;
-- any other failure: nothing yet (a model's health is the next thing to learn here).
+- every failure, and an answer that was none (empty, a provider's notice): its class
+  (gateway/request/failure.py), returned with what was learned and written on the call's record
+  by the caller; a model's health is the next thing to learn from it here.
 
 What is learned goes on the live state (the board, or Redis through the journal, sent on with
 the caller's next `live.flush()`) and into the records (`learn_limit`, `learn_window`), so a
@@ -31,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gateway.errors import UpstreamContextWindow, UpstreamError, UpstreamRateLimited
+from gateway.request.failure import FailureClass, classify
 from gateway.state import quota_signals
 from gateway.state.figures import Figures
 from gateway.state.limits import RateLimits
@@ -41,9 +44,22 @@ log = logging.getLogger("bench.learn")
 
 @dataclass(frozen=True)
 class Answered:
-    """A call the provider answered: its response headers (names in any case)."""
+    """A call the provider answered: its response headers (names in any case). *no_answer*:
+    the gateway's kind when the 200 was no answer after all (`empty`, `notice`), *said* what it
+    said then."""
 
     headers: Mapping[str, str]
+    no_answer: str | None = None
+    said: str | None = None
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What a call's outcome taught: the end of the cooldown it set, if it set one (a 429
+    always does), and the class of its failure (None for an answer)."""
+
+    until: float | None = None
+    failure: FailureClass | None = None
 
 
 # how a call ended: answered, or the mapped error (gateway/upstream/failures.py)
@@ -63,16 +79,19 @@ class Learning:
         self.limits, self.figures, self.store = limits, figures, store
         self.scrub = scrub  # an upstream's message, its secrets masked (Runtime.scrub_error)
 
-    async def learn(self, alias: str, outcome: Outcome) -> float | None:
-        """Learn what *outcome* of a call to *alias* says; the end of the cooldown it set, if it
-        set one (a 429 always does)."""
+    async def learn(self, alias: str, outcome: Outcome) -> Learned:
+        """Learn what *outcome* of a call to *alias* says."""
         if isinstance(outcome, Answered):
-            return await self._answered(alias, outcome.headers)
+            until = await self._answered(alias, outcome.headers)
+            if outcome.no_answer is None:
+                return Learned(until)
+            return Learned(until, classify(200, self.scrub(outcome.said), outcome.no_answer))
+        failure = classify(outcome.status, self.scrub(outcome.message), outcome.kind)
         if isinstance(outcome, UpstreamRateLimited):
-            return await self._limited(alias, outcome)
+            return Learned(await self._limited(alias, outcome), failure)
         if isinstance(outcome, UpstreamContextWindow) and outcome.limit:
             await self._window(alias, outcome.limit)
-        return None
+        return Learned(None, failure)
 
     async def _answered(self, alias: str, headers: Mapping[str, str]) -> float | None:
         learned = self.limits.heard(alias, headers)

@@ -102,6 +102,7 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
 _ADDED_LATER = {
     ("verdicts", "blind"): "0",  # 0009_blind_verdicts: every earlier verdict open
     ("calls", "dropped"): "NULL",  # 0010_dropped_hints: nothing was named dropped before
+    ("calls", "failure"): "NULL",  # 0011_failure_classes: earlier failures have no class
 }
 
 

@@ -60,6 +60,7 @@ class CallRow(TypedDict):
     finished: float | None
     failed_over: list[Any] | None  # route mode: the members that failed the turn before this one
     dropped: list[str] | None  # what of the request this model could not be given
+    failure: str | None  # a failed call's class (gateway/request/failure.py); None: answered
 
 
 PANEL_FIELDS: tuple[str, ...] = tuple(PanelRow.__annotations__)

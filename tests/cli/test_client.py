@@ -151,3 +151,25 @@ def test_the_verdict_line_ask_prints_runs_as_printed(gateway, tmp_path):
     judged = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=env)
     assert judged.returncode == 0, judged.stderr
     assert judged.stdout.startswith("verdict on ") and "recorded" in judged.stdout
+
+
+def test_a_panel_where_every_seat_failed_shows_each_seats_class_and_message(make_gateway, sim):
+    from tests.helpers.bench import quiet_raw
+
+    gateway = make_gateway(quiet_raw(sim.url))
+    sim.set(served("alpha"), status=404, error_message="The model `sim-alpha` does not exist")
+    sim.set(
+        served("gamma"),
+        status=404,
+        error_message="No endpoints found matching your data policy (Free model publication)",
+    )
+    sim.set(served("delta"), status=402, error_message="Insufficient credit | add more")
+    done = bench("ask", "trio", "hi", url=gateway.url)
+    assert done.returncode == 1, done.stderr  # refused: no seat answered
+    rows = {line.split("|")[3].strip(): line for line in done.stderr.splitlines() if "`p" in line}
+    assert "error · gone: " in rows["alpha"] and "`sim-alpha` does not exist" in rows["alpha"]
+    assert "error · entitlement: " in rows["gamma"] and "data policy" in rows["gamma"]
+    assert (
+        "error · entitlement: " in rows["delta"]
+        and "Insufficient credit / add more" in rows["delta"]
+    )

@@ -109,7 +109,7 @@ def bench_with_extra_member(sim_url):
 
 
 def test_no_seat_answering_is_a_502_that_still_carries_every_seat(make_gateway, sim):
-    gw = make_gateway(max_explorers=0)
+    gw = make_gateway(max_explorers=0, reserves=0)  # a failing member's reserve would answer
     for alias in ("alpha", "gamma", "delta"):
         sim.set(served(alias), status=503)
     response = gw.http.post(

@@ -168,6 +168,7 @@ def test_the_store_uses_wal_and_a_migrations_table(gateway, tmp_path):
         "0008_panel_seats_by_call_id",
         "0009_blind_verdicts",
         "0010_dropped_hints",
+        "0011_failure_classes",
     ]
 
 

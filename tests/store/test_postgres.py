@@ -30,6 +30,7 @@ MIGRATIONS = [
     "0008_panel_seats_by_call_id",
     "0009_blind_verdicts",
     "0010_dropped_hints",
+    "0011_failure_classes",
 ]
 
 

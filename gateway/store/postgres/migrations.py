@@ -155,6 +155,14 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         ALTER TABLE calls ADD COLUMN dropped TEXT;
         """,
+    ),  # Why a failed call failed, its class read from the provider's status and words
+    # (gateway/request/failure.py): refused, rate_limited, capacity, timeout, empty, signin,
+    # entitlement, paywalled, gone, other. Earlier rows have none (NULL): no class.
+    (
+        "0011_failure_classes",
+        """
+        ALTER TABLE calls ADD COLUMN failure TEXT;
+        """,
     ),
 )
 
