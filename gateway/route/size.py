@@ -25,29 +25,45 @@ from typing import Any
 # under this; a hostile one counts past it.
 FRAME_BYTES = 256
 
-# litellm's delta keeps these among its undeclared fields; each is read on its own below.
-_DELTA_READ = frozenset({"content", "role", "tool_calls", "reasoning_content", "reasoning"})
+_LITELLM: Any = object()  # a chunk without the direct reader's `extra`: litellm's own
+
+# litellm's delta: its fields beyond text, reasoning, role and tool calls (some declared, some
+# kept among its undeclared ones), each counted whole; the rest of the undeclared are the
+# provider's own.
 _DELTA_PAYLOAD = (
     "function_call", "thinking_blocks", "reasoning_items", "provider_specific_fields", "audio",
     "images", "annotations",
 )  # fmt: skip
+_DELTA_SKIP = frozenset(
+    {"content", "role", "tool_calls", "reasoning_content", "reasoning", *_DELTA_PAYLOAD}
+)
 
 
 def relayed_bytes(chunk: Any) -> int:
     """The bytes of *chunk* that count against the answer's limit."""
-    frame = _text(getattr(chunk, "id", None)) + _extra(chunk)
-    frame += _bytes(getattr(chunk, "system_fingerprint", None))
-    frame += _bytes(getattr(chunk, "provider_specific_fields", None))
+    own = getattr(chunk, "extra", _LITELLM)  # the direct reader's chunk keeps its others here
+    frame = _text(chunk.id) if isinstance(getattr(chunk, "id", None), str) else 0
+    if own is _LITELLM:
+        frame += _extra(getattr(chunk, "__pydantic_extra__", None))
+        frame += _bytes(getattr(chunk, "system_fingerprint", None))
+        frame += _bytes(getattr(chunk, "provider_specific_fields", None))
+    elif own:
+        frame += _extra(own)
     payload = 0
     for choice in getattr(chunk, "choices", None) or ():
         payload += _bytes(getattr(choice, "logprobs", None))
         delta = choice.delta
-        frame += _text(getattr(delta, "role", None))
-        payload += _text(getattr(delta, "content", None))
-        payload += _text(getattr(delta, "reasoning_content", None))
-        for name in _DELTA_PAYLOAD:
-            payload += _bytes(getattr(delta, name, None))
-        payload += _extra(delta, skip=_DELTA_READ.union(_DELTA_PAYLOAD))
+        if own is _LITELLM:  # litellm's delta drops the attributes a chunk does not carry
+            frame += _text(getattr(delta, "role", None))
+            for name in ("content", "reasoning_content", *_DELTA_PAYLOAD):
+                payload += _text(getattr(delta, name, None))
+            payload += _extra(getattr(delta, "__pydantic_extra__", None), skip=_DELTA_SKIP)
+        else:
+            frame += _text(delta.role)
+            payload += _text(delta.content) + _text(delta.reasoning_content)
+            for value in (delta.function_call, delta.thinking_blocks, delta.extra):
+                if value is not None:
+                    payload += _bytes(value)
         for part in getattr(delta, "tool_calls", None) or ():
             frame += _text(getattr(part, "type", None))
             payload += _text(getattr(part, "id", None))
@@ -60,18 +76,21 @@ def relayed_bytes(chunk: Any) -> int:
     return payload + max(0, frame - FRAME_BYTES)
 
 
-def _extra(obj: Any, skip: frozenset[str] = frozenset()) -> int:
-    """The fields a provider added that neither reader declares: the direct reader's `extra`,
+def _extra(found: Any, skip: frozenset[str] = frozenset()) -> int:
+    """Fields a provider added that neither reader declares: the direct reader's `extra`,
     litellm's `__pydantic_extra__` (less what litellm itself keeps there, read apart)."""
     total = 0
-    for found in (getattr(obj, "extra", None), getattr(obj, "__pydantic_extra__", None)):
-        if isinstance(found, Mapping):
-            total += sum(_text(str(k)) + _bytes(v) for k, v in found.items() if k not in skip)
+    if isinstance(found, Mapping):
+        for key, value in found.items():
+            if key not in skip:
+                total += _text(str(key)) + _text(value)
     return total
 
 
 def _text(value: Any) -> int:
-    if not isinstance(value, str):
+    if value is None:
+        return 0
+    if value.__class__ is not str:
         return _bytes(value)
     return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
 
