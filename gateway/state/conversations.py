@@ -16,7 +16,7 @@ oldest of its own key's, unless another key holds more of the set than its own k
 then that key's oldest. So one key's flood of new conversations evicts its own, never those of
 a key holding less of the set than it does (a key keeps at least half of each set against one
 flooding key). Who is evicted loses its stickiness, never its records. Redis applies the same
-rule in one step (gateway/state/live.lua, `converse`).
+rule in one step (gateway/state/conversations.lua, `converse`).
 """
 
 from __future__ import annotations
@@ -123,8 +123,8 @@ def new_conversation() -> str:
 
 
 def converse_op(key: Key, conversation: str, fresh: bool = False) -> list[Any]:
-    """The shared state's operation for `begin` (gateway/state/live.lua): *conversation* is
-    the id a new conversation takes; *fresh*, begin's."""
+    """The shared state's operation for `begin` (gateway/state/conversations.lua):
+    *conversation* is the id a new conversation takes; *fresh*, begin's."""
     return ["converse", cells_of(key), _owner(key), _digest(key), IDLE_S, conversation, fresh]
 
 
