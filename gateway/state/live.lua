@@ -290,25 +290,7 @@ function ops.use(op) -- {use, [ring, ...], stale_s}: calls counted against each 
   return counts
 end
 
-function ops.converse(op) -- {converse, cell, digest, idle_s, new id, fresh}: a route turn
-  local index, last, text = read(op[2])
-  local digest, id, turn = string.match(text, '^(%S+) (%S+) (%S+)$')
-  if op[6] ~= true and digest == op[3] and now - last < op[4] then
-    turn = tonumber(turn) + 1
-    write(op[2], index, now, digest .. ' ' .. id .. ' ' .. turn)
-    return {'held', id, tostring(turn), fmt(index)}
-  end
-  write(op[2], 0, now, op[3] .. ' ' .. op[5] .. ' 1')
-  return {'new', op[5], '1', '0'}
-end
-
-function ops.settle(op) -- {settle, cell, digest, member index}
-  local _, _, text = read(op[2])
-  if string.match(text, '^(%S+)') == op[3] then
-    write(op[2], op[4], now, text)
-  end
-  return {}
-end
+route_ops(ops, read, write, fmt, now) -- {converse, ...}, {settle, ...}: conversations.lua
 
 local results = {}
 if redis.call('EXISTS', EPOCH) == 0 and not (request.ops[1] and request.ops[1][1] == 'seed') then

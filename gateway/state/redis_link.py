@@ -1,14 +1,14 @@
 """The one connection to Redis: a round trip (`step`), the mirror it refreshes, and what happens
 when Redis is unreachable.
 
-A step runs gateway/state/live.lua once: the changes this worker queued (the journal), then the
-caller's own operations, atomically, and returns every cell that changed since this worker's
-last reply, which are written to the board (this worker's mirror of the shared figures). Each
-step also publishes the cells it wrote, and `watch()` listens: a seating on another replica
-reaches this board within a moment, not only at this worker's next round trip, so the panel
-chosen here next already rotates past it. Every cell carries the sequence number of its
-write, and the board takes a cell only if it is newer than what it has, whichever way (reply
-or publication) and in whatever order it comes.
+A step runs gateway/state/live.lua once (conversations.lua's operations loaded with it): the
+changes this worker queued (the journal), then the caller's own operations, atomically, and
+returns every cell that changed since this worker's last reply, which are written to the board
+(this worker's mirror of the shared figures). Each step also publishes the cells it wrote, and
+`watch()` listens: a seating on another replica reaches this board within a moment, not only
+at this worker's next round trip, so the panel chosen here next already rotates past it. Every
+cell carries the sequence number of its write, and the board takes a cell only if it is newer
+than what it has, whichever way (reply or publication) and in whatever order it comes.
 
 Faults: a step that fails (refused, reset, or no reply within `SOCKET_S`) marks Redis down,
 once, in `/healthz` (`degraded`); from then on no request waits on Redis: the callers serve on
@@ -72,7 +72,11 @@ COUNTS = frozenset({"add"})  # a seat's end of only these rides the next step (`
 # the ops a seat's end sends when all went well (its slot released, its answer counted): no
 # other replica needs them before its next reply, so a step of only these publishes nothing
 QUIET = frozenset({"release", "add"})
-_SCRIPT = files("gateway.state").joinpath("live.lua").read_text(encoding="utf-8")
+# one script: the route conversations' operations, then the step that runs every operation
+_SCRIPT = "\n".join(
+    files("gateway.state").joinpath(name).read_text(encoding="utf-8")
+    for name in ("conversations.lua", "live.lua")
+)
 
 
 class Down(Exception):
