@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gateway.upstream.chunks import Chunk
+
 # A chunk's frame counted free: an honest one (an id, a role, a fingerprint, a usage) is well
 # under this; a hostile one counts past it.
 FRAME_BYTES = 256
@@ -33,28 +35,27 @@ _DELTA_PAYLOAD = (
 )  # fmt: skip
 
 
-def relayed_bytes(chunk: Any) -> int:
+def relayed_bytes(chunk: Chunk) -> int:
     """The bytes of *chunk* that count against the answer's limit."""
-    frame = _text(getattr(chunk, "id", None)) + _extra(chunk)
+    frame = _text(chunk.id) + _extra(chunk)
     frame += _bytes(getattr(chunk, "system_fingerprint", None))
     frame += _bytes(getattr(chunk, "provider_specific_fields", None))
     payload = 0
-    for choice in getattr(chunk, "choices", None) or ():
-        payload += _bytes(getattr(choice, "logprobs", None))
+    for choice in chunk.choices:
+        payload += _bytes(choice.logprobs)
         delta = choice.delta
-        frame += _text(getattr(delta, "role", None))
-        payload += _text(getattr(delta, "content", None))
-        payload += _text(getattr(delta, "reasoning_content", None))
+        frame += _text(delta.role)
+        payload += _text(delta.content)
+        payload += _text(delta.reasoning_content)
         for name in _DELTA_PAYLOAD:
             payload += _bytes(getattr(delta, name, None))
         payload += _extra(delta, skip=_DELTA_READ.union(_DELTA_PAYLOAD))
-        for part in getattr(delta, "tool_calls", None) or ():
-            frame += _text(getattr(part, "type", None))
-            payload += _text(getattr(part, "id", None))
-            function = getattr(part, "function", None)
-            payload += _text(getattr(function, "name", None))
-            payload += _text(getattr(function, "arguments", None))
-    usage = getattr(chunk, "usage", None)
+        for part in delta.tool_calls or ():
+            frame += _text(part.type)
+            payload += _text(part.id)
+            payload += _text(part.function.name)
+            payload += _text(part.function.arguments)
+    usage = chunk.usage
     if usage is not None:
         frame += _bytes(usage)
     return payload + max(0, frame - FRAME_BYTES)
