@@ -10,7 +10,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from gateway.access.keys import Keys
 from gateway.access.secrets import MIN_ERROR_LENGTH, Mask
@@ -81,6 +81,10 @@ class Runtime:
             self.live = RedisState(self.config, self.clock, self.board, parts, journal, self.health)
         self.bodies = BodyReader(self.config.gateway)
 
+    @overload
+    def scrub(self, text: str) -> str: ...
+    @overload
+    def scrub(self, text: None) -> None: ...
     def scrub(self, text: str | None) -> str | None:
         """Keep the providers' secrets out of anything written or shown: each masked as `…`
         and its last four characters (gateway/access/secrets.py)."""

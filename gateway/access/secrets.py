@@ -100,9 +100,9 @@ class StreamMask:
 
 
 class ChunkMask:
-    """A streamed route turn's chat chunks (litellm's), masked in place as they are relayed:
-    each choice's text and each tool call's arguments is a stream of its own; what is held is
-    sent with the choice's finishing chunk."""
+    """A streamed route turn's chat chunks (gateway/upstream/chunks.py, whichever reader read
+    them), masked in place as they are relayed: each choice's text and each tool call's
+    arguments is a stream of its own; what is held is sent with the choice's finishing chunk."""
 
     def __init__(self, mask: Mask) -> None:
         self.mask = mask

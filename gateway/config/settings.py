@@ -68,11 +68,6 @@ class Config:
     def reader(self, alias: str) -> str:
         return self.readers.get(alias, self.gateway.upstream_reader)
 
-    @property
-    def route_collections(self) -> bool:
-        """Some collection answers in route mode by default (`reply: route`)."""
-        return any(c.reply == "route" for c in self.catalog.collections)
-
     def collection_shape(self, name: str) -> str | None:
         collection = self.catalog.collection(name)
         return collection.shape if collection else None

@@ -23,6 +23,7 @@ from gateway.request.client import EVERYONE, Client
 from gateway.runtime import Runtime
 from gateway.state.admission import Ticket
 from gateway.state.limits import Refused
+from gateway.store.rows import PanelRow
 from routing import (
     Choice,
     NothingToSeat,
@@ -133,17 +134,17 @@ async def _record_panel(
     runtime: Runtime, ask: Ask, plan: Panel, panel_id: str, now: float, key_name: str
 ) -> None:
     await runtime.store.add_panel(
-        {
-            "id": panel_id,
-            "created": now,
-            "requested_model": ask.requested_model,
-            "collection": ask.collection,
-            "shape": ask.shape,
-            "shape_by": ask.shape_by,
-            "prompt": runtime.scrub(ask.prompt),
-            "key_name": key_name,
-            "skipped": reply.skipped_view(plan),
-            "notes": list(plan.notes),
-            "reserves": list(plan.reserves),
-        }
+        PanelRow(
+            id=panel_id,
+            created=now,
+            requested_model=ask.requested_model,
+            collection=ask.collection,
+            shape=ask.shape,
+            shape_by=ask.shape_by,
+            prompt=runtime.scrub(ask.prompt),
+            key_name=key_name,
+            skipped=reply.skipped_view(plan),
+            notes=list(plan.notes),
+            reserves=list(plan.reserves),
+        )
     )

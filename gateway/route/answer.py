@@ -18,6 +18,7 @@ from typing import Any
 from gateway.errors import UpstreamAnswerTooLarge
 from gateway.route.size import relayed_bytes
 from gateway.tokens import COUNTS, usage_view
+from gateway.upstream.chunks import Chunk, Delta, ToolCallPart, Usage
 
 
 class Answer:
@@ -27,11 +28,11 @@ class Answer:
         self.reasoning: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
-        self.usage: Any = None
+        self.usage: Usage | None = None
         self.size = 0  # bytes counted so far (gateway/route/size.py)
-        self.first: Any = None  # the first chunk: its id and time stamp every later one
+        self.first: Chunk | None = None  # the first chunk: its id and time stamp every later one
 
-    def read(self, chunk: Any) -> None:
+    def read(self, chunk: Chunk) -> None:
         """Gather *chunk*; raise UpstreamAnswerTooLarge (keeping none of it) if it would take
         the answer past its limit."""
         grown = relayed_bytes(chunk)
@@ -40,25 +41,23 @@ class Answer:
         self.size += grown
         if self.first is None:
             self.first = chunk
-        if usage := getattr(chunk, "usage", None):
+        if usage := chunk.usage:
             self.usage = counted(usage)
-        choices = getattr(chunk, "choices", None) or ()
-        for choice in choices:
+        for choice in chunk.choices:
             self.finish_reason = choice.finish_reason or self.finish_reason
             delta = choice.delta
-            if text := getattr(delta, "content", None):
+            if text := delta.content:
                 self.parts.append(text)
             if thought := _thought(delta):
                 self.reasoning.append(thought)
-            for part in getattr(delta, "tool_calls", None) or ():
+            for part in delta.tool_calls or ():
                 self._call_part(part)
 
-    def _call_part(self, part: Any) -> None:
+    def _call_part(self, part: ToolCallPart) -> None:
         call = self.calls.setdefault(part.index or 0, {"id": None, "name": "", "arguments": ""})
         call["id"] = part.id or call["id"]
-        if part.function is not None:
-            call["name"] += part.function.name or ""
-            call["arguments"] += part.function.arguments or ""
+        call["name"] += part.function.name or ""
+        call["arguments"] += part.function.arguments or ""
 
     @property
     def text(self) -> str:
@@ -79,22 +78,19 @@ class Answer:
         return [self.calls[index] for index in sorted(self.calls)]
 
 
-def counted(usage: Any) -> Any:
+def counted(usage: Usage) -> Usage:
     """*usage* with its counts read as counts: set on it in place (it is relayed as it is),
     unless they were counts already."""
     view = usage_view(usage)
     assert view is not None
-    if all(getattr(usage, name, None) == view[name] for name in COUNTS):
+    if all(getattr(usage, name) == view[name] for name in COUNTS):
         return usage
-    try:
-        for name in COUNTS:
-            setattr(usage, name, view[name])
-    except (AttributeError, TypeError, ValueError):  # not an object of counts: ours instead
-        return view
+    for name in COUNTS:
+        setattr(usage, name, view[name])
     return usage
 
 
-def _thought(delta: Any) -> str | None:
+def _thought(delta: Delta) -> str | None:
     """A delta's reasoning text, as litellm relays it (`reasoning_content`)."""
-    thought = getattr(delta, "reasoning_content", None)
+    thought = delta.reasoning_content
     return thought if isinstance(thought, str) and thought else None

@@ -12,7 +12,8 @@ another takes.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from gateway.upstream.chunks import Chunk
 
 # The Failure kind and record `error_class` of such a refusal.
 CONTENT_FILTER = "content_filter"
@@ -36,9 +37,6 @@ def names_a_filter(message: str) -> bool:
     return _NAMED.search(message) is not None
 
 
-def stopped_by_filter(chunk: Any) -> bool:
+def stopped_by_filter(chunk: Chunk) -> bool:
     """Does *chunk* end its answer with `finish_reason: content_filter`?"""
-    return any(
-        getattr(choice, "finish_reason", None) == CONTENT_FILTER
-        for choice in getattr(chunk, "choices", None) or ()
-    )
+    return any(choice.finish_reason == CONTENT_FILTER for choice in chunk.choices)

@@ -24,7 +24,7 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from gateway.errors import (
     UpstreamAnswerTooLarge,
@@ -40,6 +40,7 @@ from gateway.route.filtered import CONTENT_FILTER, names_a_filter, stopped_by_fi
 from gateway.route.size import relayed_bytes
 from gateway.runtime import Runtime
 from gateway.state.learn import Answered
+from gateway.upstream.chunks import Chunk, TurnStream
 from gateway.upstream.failures import headers_of
 from gateway.upstream.params import max_output_of, supported_params
 from gateway.upstream.relay import chunks_of, close
@@ -85,8 +86,8 @@ class Opened:
     """A member that has started answering: its stream, and its chunks up to the first piece."""
 
     alias: str
-    stream: Any
-    held: list[Any]
+    stream: TurnStream
+    held: list[Chunk]
     first_token_s: float
     dropped: tuple[str, ...]
 
@@ -112,15 +113,15 @@ async def open_member(
     kept, dropped = ask.hints.resolve(supported_params(params["model"]))
     sent = _capped({**request, **kept}, runtime, alias)
     started = time.monotonic()
-    stream: Any = None
-    held: list[Any] = []
+    stream: TurnStream | None = None
+    held: list[Chunk] = []
     first: float | None = None
     size = 0  # what the held chunks will relay: held to the answer's limit already
     failure = Failure(alias, "empty", "the model returned nothing")
     try:
         try:
             async with asyncio.timeout(wait_s):
-                stream = await runtime.upstream.open_turn(
+                reply = await runtime.upstream.open_turn(
                     params,
                     sent,
                     settings.seat_timeout_s,
@@ -128,6 +129,7 @@ async def open_member(
                     max_answer_bytes=settings.max_answer_bytes,
                     reader=runtime.config.reader(alias),
                 )
+                stream = cast(TurnStream, reply)  # asked for as a stream: a stream
                 async for chunk in chunks_of(stream, settings.seat_timeout_s):
                     size += relayed_bytes(chunk)
                     if size > settings.max_answer_bytes:
@@ -255,14 +257,14 @@ def first_wait(first_token_s: float, ask: RouteAsk) -> float:
     return first_token_s + estimate_tokens(characters) / PROMPT_TOKENS_PER_S
 
 
-def has_piece(chunk: Any) -> bool:
+def has_piece(chunk: Chunk) -> bool:
     """Does *chunk* carry text, a tool call, or a reasoning delta?"""
-    for choice in getattr(chunk, "choices", None) or ():
+    for choice in chunk.choices:
         delta = choice.delta
-        if getattr(delta, "content", None) or getattr(delta, "tool_calls", None):
+        if delta.content or delta.tool_calls:
             return True
-        if getattr(delta, "function_call", None) or getattr(delta, "reasoning_content", None):
+        if delta.function_call or delta.reasoning_content:
             return True
-        if getattr(delta, "thinking_blocks", None):
+        if delta.thinking_blocks:
             return True
     return False

@@ -16,6 +16,7 @@ from typing import Any
 
 from gateway.route.turn import RouteTurn
 from gateway.tokens import counts
+from gateway.upstream.chunks import Chunk, ToolCallPart, Usage
 
 
 @dataclass
@@ -60,25 +61,24 @@ class Assembly:
         self.ids = ids
         self.calls: dict[int, Call] = {}
         self.finish_reason: str | None = None
-        self.usage: Any = None
+        self.usage: Usage | None = None
 
-    def read(self, chunk: Any) -> list[Piece]:
+    def read(self, chunk: Chunk) -> list[Piece]:
         pieces: list[Piece] = []
-        self.usage = getattr(chunk, "usage", None) or self.usage
-        for choice in getattr(chunk, "choices", None) or ():
+        self.usage = chunk.usage or self.usage
+        for choice in chunk.choices:
             self.finish_reason = choice.finish_reason or self.finish_reason
             delta = choice.delta
-            if getattr(delta, "content", None):
+            if delta.content:
                 pieces.append(Text(delta.content))
-            for part in getattr(delta, "tool_calls", None) or ():
+            for part in delta.tool_calls or ():
                 pieces.extend(self._call_part(part))
         return pieces
 
-    def _call_part(self, part: Any) -> list[Piece]:
+    def _call_part(self, part: ToolCallPart) -> list[Piece]:
         index = part.index or 0
-        function = part.function
-        name = (getattr(function, "name", None) or "") if function is not None else ""
-        arguments = (getattr(function, "arguments", None) or "") if function is not None else ""
+        name = part.function.name or ""
+        arguments = part.function.arguments or ""
         pieces: list[Piece] = []
         call = self.calls.get(index)
         if call is None:
@@ -104,7 +104,7 @@ def args_of(arguments: str | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def tokens_of(usage: Any) -> tuple[int, int]:
+def tokens_of(usage: Usage | None) -> tuple[int, int]:
     """(prompt, completion) tokens of a litellm usage, 0 when unknown (gateway/tokens.py)."""
     return counts(usage)
 

@@ -11,6 +11,7 @@ from gateway.route.ask import RouteAsk
 from gateway.route.filtered import CONTENT_FILTER
 from gateway.route.member import Failure
 from gateway.runtime import Runtime
+from gateway.store.rows import CallRow
 
 
 async def record_failed(
@@ -26,24 +27,30 @@ async def record_failed(
     model = runtime.config.catalog.model(last.alias)
     now = runtime.clock()
     await runtime.store.add_call(
-        {
-            "id": f"{conversation}.{turn}",
-            "panel_id": conversation,
-            "seat": f"turn{turn}",
-            "alias": last.alias,
-            "model": model.served if model else "",
-            "connection": model.connection if model else "",
-            "shape": shape,
-            "status": last.status,
-            "error": last.error,
-            "error_class": last.kind or last.status,
-            "failure": last.failure,
-            "seconds": round(time.monotonic() - began, 3),
-            "started": now,
-            "finished": now,
-            "failed_over": [f.view() for f in failures[:-1]],
-            "dropped": list(ask.hints.dropped),
-        }
+        CallRow(
+            id=f"{conversation}.{turn}",
+            panel_id=conversation,
+            seat=f"turn{turn}",
+            alias=last.alias,
+            model=model.served if model else "",
+            connection=model.connection if model else "",
+            shape=shape,
+            status=last.status,
+            error=last.error,
+            error_class=last.kind or last.status,
+            failure=last.failure,
+            seconds=round(time.monotonic() - began, 3),
+            first_token_s=None,
+            tokens_in=None,
+            tokens_out=None,
+            answer=None,
+            replaces=None,
+            replaced_by=None,
+            started=now,
+            finished=now,
+            failed_over=[f.view() for f in failures[:-1]],
+            dropped=list(ask.hints.dropped),
+        )
     )
 
 

@@ -21,76 +21,58 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gateway.upstream.chunks import Chunk
+
 # A chunk's frame counted free: an honest one (an id, a role, a fingerprint, a usage) is well
 # under this; a hostile one counts past it.
 FRAME_BYTES = 256
 
-_LITELLM: Any = object()  # a chunk without the direct reader's `extra`: litellm's own
-
-# litellm's delta: its fields beyond text, reasoning, role and tool calls (some declared, some
-# kept among its undeclared ones), each counted whole; the rest of the undeclared are the
-# provider's own.
+# litellm's delta keeps these among its undeclared fields; each is read on its own below.
+_DELTA_READ = frozenset({"content", "role", "tool_calls", "reasoning_content", "reasoning"})
 _DELTA_PAYLOAD = (
     "function_call", "thinking_blocks", "reasoning_items", "provider_specific_fields", "audio",
     "images", "annotations",
 )  # fmt: skip
-_DELTA_SKIP = frozenset(
-    {"content", "role", "tool_calls", "reasoning_content", "reasoning", *_DELTA_PAYLOAD}
-)
 
 
-def relayed_bytes(chunk: Any) -> int:
+def relayed_bytes(chunk: Chunk) -> int:
     """The bytes of *chunk* that count against the answer's limit."""
-    own = getattr(chunk, "extra", _LITELLM)  # the direct reader's chunk keeps its others here
-    frame = _text(chunk.id) if isinstance(getattr(chunk, "id", None), str) else 0
-    if own is _LITELLM:
-        frame += _extra(getattr(chunk, "__pydantic_extra__", None))
-        frame += _bytes(getattr(chunk, "system_fingerprint", None))
-        frame += _bytes(getattr(chunk, "provider_specific_fields", None))
-    elif own:
-        frame += _extra(own)
+    frame = _text(chunk.id) + _extra(chunk)
+    frame += _bytes(getattr(chunk, "system_fingerprint", None))
+    frame += _bytes(getattr(chunk, "provider_specific_fields", None))
     payload = 0
-    for choice in getattr(chunk, "choices", None) or ():
-        payload += _bytes(getattr(choice, "logprobs", None))
+    for choice in chunk.choices:
+        payload += _bytes(choice.logprobs)
         delta = choice.delta
-        if own is _LITELLM:  # litellm's delta drops the attributes a chunk does not carry
-            frame += _text(getattr(delta, "role", None))
-            for name in ("content", "reasoning_content", *_DELTA_PAYLOAD):
-                payload += _text(getattr(delta, name, None))
-            payload += _extra(getattr(delta, "__pydantic_extra__", None), skip=_DELTA_SKIP)
-        else:
-            frame += _text(delta.role)
-            payload += _text(delta.content) + _text(delta.reasoning_content)
-            for value in (delta.function_call, delta.thinking_blocks, delta.extra):
-                if value is not None:
-                    payload += _bytes(value)
-        for part in getattr(delta, "tool_calls", None) or ():
-            frame += _text(getattr(part, "type", None))
-            payload += _text(getattr(part, "id", None))
-            function = getattr(part, "function", None)
-            payload += _text(getattr(function, "name", None))
-            payload += _text(getattr(function, "arguments", None))
-    usage = getattr(chunk, "usage", None)
+        frame += _text(delta.role)
+        payload += _text(delta.content)
+        payload += _text(delta.reasoning_content)
+        for name in _DELTA_PAYLOAD:
+            payload += _bytes(getattr(delta, name, None))
+        payload += _extra(delta, skip=_DELTA_READ.union(_DELTA_PAYLOAD))
+        for part in delta.tool_calls or ():
+            frame += _text(part.type)
+            payload += _text(part.id)
+            payload += _text(part.function.name)
+            payload += _text(part.function.arguments)
+    usage = chunk.usage
     if usage is not None:
         frame += _bytes(usage)
     return payload + max(0, frame - FRAME_BYTES)
 
 
-def _extra(found: Any, skip: frozenset[str] = frozenset()) -> int:
-    """Fields a provider added that neither reader declares: the direct reader's `extra`,
+def _extra(obj: Any, skip: frozenset[str] = frozenset()) -> int:
+    """The fields a provider added that neither reader declares: the direct reader's `extra`,
     litellm's `__pydantic_extra__` (less what litellm itself keeps there, read apart)."""
     total = 0
-    if isinstance(found, Mapping):
-        for key, value in found.items():
-            if key not in skip:
-                total += _text(str(key)) + _text(value)
+    for found in (getattr(obj, "extra", None), getattr(obj, "__pydantic_extra__", None)):
+        if isinstance(found, Mapping):
+            total += sum(_text(str(k)) + _bytes(v) for k, v in found.items() if k not in skip)
     return total
 
 
 def _text(value: Any) -> int:
-    if value is None:
-        return 0
-    if value.__class__ is not str:
+    if not isinstance(value, str):
         return _bytes(value)
     return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
 

@@ -32,6 +32,7 @@ from gateway.route.member import Plan, next_opened
 from gateway.route.refusal import record_failed, refusal
 from gateway.route.turn import RouteTurn
 from gateway.runtime import Runtime
+from gateway.store.rows import PanelRow
 from routing import (
     ROUTER_PANEL,
     Catalog,
@@ -90,19 +91,19 @@ async def start_turn(
     order = route_order(members, figures, sticky=held.member, explore=explore)
     if held.new:
         await runtime.store.add_panel(
-            {
-                "id": held.conversation,
-                "created": now,
-                "requested_model": ask.requested_model,
-                "collection": ask.collection,
-                "shape": shape,
-                "shape_by": "route",
-                "prompt": runtime.scrub(opening[0] + ("\n\n" if opening[0] else "") + opening[1]),
-                "key_name": key_name,
-                "skipped": [],
-                "notes": ["route"],
-                "reserves": [],
-            }
+            PanelRow(
+                id=held.conversation,
+                created=now,
+                requested_model=ask.requested_model,
+                collection=ask.collection,
+                shape=shape,
+                shape_by="route",
+                prompt=runtime.scrub(opening[0] + ("\n\n" if opening[0] else "") + opening[1]),
+                key_name=key_name,
+                skipped=[],
+                notes=["route"],
+                reserves=[],
+            )
         )
     holder = held.member or (order[0] if order else None)  # the conversation's member
     plan = Plan(order, config.gateway.route_tries, again=Again(holder))

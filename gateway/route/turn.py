@@ -18,7 +18,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from gateway.access.secrets import ChunkMask
 from gateway.errors import (
@@ -32,14 +32,16 @@ from gateway.request.hints import header
 from gateway.route import continuation
 from gateway.route.answer import Answer
 from gateway.route.ask import RouteAsk
-from gateway.route.keepalive import with_keepalive
+from gateway.route.keepalive import Quiet, with_keepalive
 from gateway.route.member import Failure, Opened, Plan, next_opened
 from gateway.route.refusal import refusal
 from gateway.route.usage import add_earlier, broken_call
 from gateway.route.watch import Watch
 from gateway.runtime import Runtime
 from gateway.state.conversations import Key
+from gateway.store.rows import CallRow
 from gateway.tokens import counts
+from gateway.upstream.chunks import Chunk
 from gateway.upstream.params import takes_prefill
 from gateway.upstream.relay import chunks_of, close
 from gateway.upstream.translate.chat import whole_response
@@ -102,6 +104,11 @@ class RouteTurn:
             "continued_by": self.continued_by,
         }
 
+    @overload
+    def relayed(self, *, batched: Literal[False] = False) -> AsyncIterator[Chunk | Quiet]: ...
+    @overload
+    def relayed(self, *, batched: Literal[True]) -> AsyncIterator[list[Chunk] | Quiet]: ...
+
     def relayed(self, *, batched: bool = False) -> AsyncIterator[Any]:
         """The chunks, with a `Quiet` whenever the member is silent for the keep-alive time.
         The held chunks are handed on at once (no task hop), so the first text leaves in the
@@ -124,7 +131,7 @@ class RouteTurn:
     def in_hand(self) -> bool:
         return self.given < len(self.held)
 
-    async def chunks(self, *, relayed: bool = True) -> AsyncIterator[Any]:
+    async def chunks(self, *, relayed: bool = True) -> AsyncIterator[Chunk]:
         """The reply's chunks as they come, a broken stream continued, recorded when it ends
         (or breaks off, or the client hangs up: then the record is written by a task of its
         own). *relayed*: the client sees them as they come (else a plain turn gathers them)."""
@@ -232,21 +239,21 @@ class RouteTurn:
         self.runtime.live.settle_turn(self.key, self.members, opened.alias)
         return opened
 
-    def _continuing(self, chunk: Any, repeat: continuation.Repeat) -> Any:
+    def _continuing(self, chunk: Chunk, repeat: continuation.Repeat) -> Chunk | None:
         """A continuing member's chunk as the client gets it: its text less a repeat of what
         was sent, in the first member's id; None when nothing of it is left to send."""
         kept = False
-        for choice in getattr(chunk, "choices", None) or ():
+        for choice in chunk.choices:
             delta = choice.delta
-            if getattr(delta, "content", None):
+            if delta.content:
                 delta.content = repeat.cut(delta.content)
             if choice.finish_reason and (tail := repeat.rest()):
-                delta.content = (getattr(delta, "content", None) or "") + tail
-            if getattr(delta, "role", None):
+                delta.content = (delta.content or "") + tail
+            if delta.role:
                 delta.role = None
-            kept = kept or bool(delta.content or getattr(delta, "tool_calls", None))
+            kept = kept or bool(delta.content or delta.tool_calls)
             kept = kept or bool(choice.finish_reason)
-        reported = getattr(chunk, "usage", None)
+        reported = chunk.usage
         if not kept and not reported:
             return None
         if reported and self.spent and reported is not self.answer.usage:
@@ -278,35 +285,37 @@ class RouteTurn:
             callback()
         self.on_end.clear()
 
-    def _row(self, status: str, error: str | None, failure: FailureClass | None) -> dict[str, Any]:
+    def _row(self, status: str, error: str | None, failure: FailureClass | None) -> CallRow:
         model = self.runtime.config.catalog.model(self.alias)
         assert model is not None
         now = self.runtime.clock()
         tokens_in, tokens_out = counts(self.answer.usage, self.alias)
-        return {
-            "id": self.call,
-            "panel_id": self.conversation,
-            "seat": f"turn{self.turn}",
-            "alias": self.alias,
-            "model": model.served,
-            "connection": model.connection,
-            "shape": self.shape,
-            "status": status,
-            "error": error,
-            "error_class": None if error is None else "stream",
-            "failure": failure,
-            "seconds": round(time.monotonic() - self.began, 3),
-            "first_token_s": self.first_token_s,
-            "tokens_in": tokens_in,
-            "tokens_out": tokens_out,
-            "answer": self.answer.recorded(),
-            "started": now - (time.monotonic() - self.began),
-            "finished": now,
-            "failed_over": [f.view() for f in self.failures],
-            "dropped": list(self.dropped),
-        }
+        return CallRow(
+            id=self.call,
+            panel_id=self.conversation,
+            seat=f"turn{self.turn}",
+            alias=self.alias,
+            model=model.served,
+            connection=model.connection,
+            shape=self.shape,
+            status=status,
+            error=error,
+            error_class=None if error is None else "stream",
+            failure=failure,
+            seconds=round(time.monotonic() - self.began, 3),
+            first_token_s=self.first_token_s,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            answer=self.answer.recorded(),
+            replaces=None,
+            replaced_by=None,
+            started=now - (time.monotonic() - self.began),
+            finished=now,
+            failed_over=[f.view() for f in self.failures],
+            dropped=list(self.dropped),
+        )
 
-    async def _record(self, row: dict[str, Any]) -> None:
+    async def _record(self, row: CallRow) -> None:
         if self.recorded:
             return
         self.recorded = True

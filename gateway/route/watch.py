@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from gateway.errors import RouteStreamOverTime, UpstreamError, UpstreamTimeout
+from gateway.upstream.chunks import Chunk
 
 
 class Watch:
@@ -39,7 +40,7 @@ class Watch:
         """Seconds until the stream's end of time (at least 0)."""
         return max(0.0, self.deadline - self.loop.time())
 
-    async def chunks(self, source: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async def chunks(self, source: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
         """*source*'s chunks, a stall or the end of time raised as the read's error."""
         if self.timer is None:
             first = min(self.loop.time() + self.stall_s, self.deadline)

@@ -33,6 +33,7 @@ from gateway.route.pieces import (
     error_text,
 )
 from gateway.route.turn import RouteTurn
+from gateway.upstream.chunks import Chunk
 from gateway.upstream.translate import responses as translate
 
 _SAMPLING = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens",
@@ -201,7 +202,7 @@ async def stream(turn: RouteTurn) -> AsyncIterator[bytes]:
     yield out.event("response.created", response=out.opening)
     yield out.event("response.in_progress", response=out.opening)
     assembly = Assembly(f"call_{out.ids}")
-    chunks: list[Any] = []
+    chunks: list[Chunk] = []
     try:
         async for chunk in turn.relayed():
             if isinstance(chunk, Quiet):

@@ -50,8 +50,8 @@ class PostgresLink:
     ) -> None:
         """*spill*: where seat rows wait while PostgreSQL is down (none: they fail, as a
         command line's writes should); *health*: what `/healthz` is told; *patience*: tries a
-        spilled seat waits for its panel (pg_writes.PATIENCE); *gather_s*: how long the first
-        row of a batch waits for more (pg_writes.GATHER_S)."""
+        spilled seat waits for its panel (writes.PATIENCE); *gather_s*: how long the first
+        row of a batch waits for more (writes.GATHER_S)."""
         self.url = url
         self.pool: AsyncConnectionPool[AsyncConnection[Row]] = AsyncConnectionPool(
             url,
