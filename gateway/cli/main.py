@@ -195,6 +195,9 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
     say("gateway:")
     for key, value in config.gateway.model_dump().items():
         say(f"  {key}: {_as_yaml(value)}")
+    say("lifecycle:")
+    for key, value in config.lifecycle.model_dump().items():
+        say(f"  {key}: {_as_yaml(value)}")
     say("models:")
     for m in catalog.models:
         extra = " ad-hoc" if m.ad_hoc else ""

@@ -28,7 +28,7 @@ from gateway.config.catalog import (
 )
 from gateway.config.connections import Connection, read_connections
 from gateway.config.environ import resolve_services
-from gateway.config.schema import FileSections, GatewaySettings
+from gateway.config.schema import FileSections, GatewaySettings, LifecycleSettings
 from gateway.config.sections import check, names
 from routing import Catalog, PanelLimits
 
@@ -37,6 +37,7 @@ __all__ = [
     "ConfigError",
     "Connection",
     "GatewaySettings",
+    "LifecycleSettings",
     "load_config",
     "parse_config",
 ]
@@ -64,6 +65,9 @@ class Config:
     # alias -> who reads its answers (auto, litellm, direct): its own upstream_reader, else the
     # gateway's
     readers: dict[str, str] = field(default_factory=dict)
+    lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
+    # alias -> why it cannot be called (its key's variable unset): benched at start, not refused
+    unready: dict[str, str] = field(default_factory=dict)
 
     def reader(self, alias: str) -> str:
         return self.readers.get(alias, self.gateway.upstream_reader)
@@ -160,6 +164,7 @@ def parse_config(
         rpd,
         _local(gateway.spill_dir, base),
         readers,
+        top.lifecycle or LifecycleSettings(),
     )
 
 

@@ -704,3 +704,38 @@ def test_store_and_state_urls_can_come_from_the_environment(tmp_path: Path) -> N
         "store: references os.environ/BENCH_STORE_URL, but BENCH_STORE_URL is not set",
         "state: expected redis://host:port/db, got 'ftp://x'",
     ]
+
+
+def test_lifecycle_settings_have_the_contracts_defaults(tmp_path):
+    lifecycle = parse_config(raw_config(), base=tmp_path, env={"EXAMPLE_KEY": "k"}).lifecycle
+    assert (lifecycle.failures_to_bench, lifecycle.backoff_min_s, lifecycle.backoff_max_s) == (
+        3,
+        5,
+        60,
+    )
+    assert (lifecycle.confirm_after_s, lifecycle.reprobe_s, lifecycle.auto_retire) == (
+        600,
+        86400,
+        True,
+    )
+    assert (lifecycle.expiry_warn_days, lifecycle.listing_s) == (7, 21600)
+
+
+def test_lifecycle_settings_are_read_and_checked_by_their_path(tmp_path):
+    raw = raw_config(lifecycle={"failures_to_bench": 5, "auto_retire": False})
+    lifecycle = parse_config(raw, base=tmp_path, env={"EXAMPLE_KEY": "k"}).lifecycle
+    assert lifecycle.failures_to_bench == 5 and lifecycle.auto_retire is False
+    problems = problems_of(raw_config(lifecycle={"failures_to_bench": 0, "bench_after": 2}))
+    assert any(p.startswith("lifecycle.failures_to_bench") for p in problems), problems
+    assert any("lifecycle" in p and "bench_after" in p for p in problems), problems
+
+
+def test_check_config_prints_the_lifecycle_settings(tmp_path, monkeypatch):
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(raw_config(lifecycle={"backoff_max_s": 120})))
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setenv("EXAMPLE_KEY", "k")
+    assert check_config(str(path), out, err) == 0, err.getvalue()
+    printed = out.getvalue()
+    assert "lifecycle:\n  failures_to_bench: 3\n" in printed
+    assert "  backoff_max_s: 120" in printed
