@@ -145,6 +145,10 @@ async def _load_figures(runtime: Runtime) -> None:
             runtime.rate_limits.load(
                 await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
             )
+        book = runtime.model_health.book
+        if not book.loaded:  # benched and retired models stay so across a restart
+            book.load((await runtime.store.health_rows())[0])
+        runtime.model_health.unready(config.unready)
     except RecordsUnavailable:
         log.error(
             "cannot start: the record store is unreachable, and the standings, day counts and "

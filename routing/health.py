@@ -134,9 +134,7 @@ def _bench(record: Record, why: str, now: float, rules: Rules) -> Judged:
 
 
 def _retire(record: Record, why: str, now: float, rules: Rules, *, changed: bool) -> Judged:
-    retired = replace(
-        record, health=RETIRED, why=why, since=now if changed else record.since
-    )
+    retired = replace(record, health=RETIRED, why=why, since=now if changed else record.since)
     retired = replace(retired, next_trial=now + rules.reprobe_s, first_gone=None, transient=0)
     return Judged(retired, changed, retired.next_trial)
 

@@ -187,6 +187,8 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
         print(line, file=out)
 
     say(f"config {Path(path)} is valid")
+    for alias, why in config.unready.items():
+        print(f"warning: model {alias}: {why}; it is benched until it is", file=err)
     ignored = _litellm_sections(path)
     if ignored:
         say(f"ignored (LiteLLM proxy settings, not used by the bench): {', '.join(ignored)}")

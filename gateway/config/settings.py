@@ -135,7 +135,10 @@ def parse_config(
     gateway = top.gateway if top and top.gateway else GatewaySettings()
     connections = read_connections(raw.get("connections"), problems)
     shapes = read_shapes(raw.get("shapes"), problems)
-    entries = read_entries(raw.get("model_list"), env if secrets else None, resolved, problems)
+    unset: dict[int, str] = {}
+    entries = read_entries(
+        raw.get("model_list"), env if secrets else None, resolved, problems, unset
+    )
     written_connections = names(raw.get("connections"))
     models = [
         read_model(i, e, connections, written_connections, problems) for i, e in entries.items()
@@ -165,6 +168,7 @@ def parse_config(
         _local(gateway.spill_dir, base),
         readers,
         top.lifecycle or LifecycleSettings(),
+        {entries[i].model_name: why for i, why in unset.items() if i in entries},
     )
 
 

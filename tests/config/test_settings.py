@@ -66,6 +66,7 @@ def test_every_problem_is_named_at_once(tmp_path):
     )
     raw["model_list"].append(dict(raw["model_list"][0]))
     raw["model_list"][1]["bench"]["connection"] = "nowhere"
+    raw["model_list"][0]["litellm_params"]["api_base"] = "os.environ/EXAMPLE_BASE"
     with pytest.raises(ConfigError) as caught:
         parse_config(raw, base=tmp_path, env={})
     text = "\n".join(caught.value.problems)
@@ -74,7 +75,7 @@ def test_every_problem_is_named_at_once(tmp_path):
         "unknown shape 'poetry'",
         "duplicate alias 'kimi'",
         "unknown connection 'nowhere'",
-        "EXAMPLE_KEY is not set",
+        "EXAMPLE_BASE is not set",  # (an unset key's variable benches its model instead)
         "gateway.max_calls",
         "gateway.reserves",
         "gateway.speed",
@@ -378,13 +379,31 @@ def test_a_top_level_that_is_not_a_config_is_named(raw, words):
 def test_an_unset_environment_variable_is_named_where_it_is_referenced():
     raw = raw_config()
     raw["model_list"][1]["litellm_params"]["model"] = "os.environ/INKLING_MODEL"
+    raw["model_list"][0]["litellm_params"]["api_base"] = "os.environ/EXAMPLE_BASE"
     problems = problems_of(raw, env={})
     assert (
-        "model_list[0].litellm_params.api_key: references os.environ/EXAMPLE_KEY, but "
-        "EXAMPLE_KEY is not set" in problems
+        "model_list[0].litellm_params.api_base: references os.environ/EXAMPLE_BASE, but "
+        "EXAMPLE_BASE is not set" in problems
     )
     assert any(p.startswith("model_list[1].litellm_params.model: references") for p in problems)
     assert len(problems) == 2  # the unresolved reference is not blamed a second time
+
+
+def test_a_model_whose_key_variable_is_unset_is_no_problem_but_is_named_unready(tmp_path):
+    config = parse_config(raw_config(), base=tmp_path, env={})
+    assert config.unready == {"kimi": "EXAMPLE_KEY is not set"}
+    assert config.catalog.model("kimi") is not None
+    assert config.secrets == ()
+
+
+def test_check_config_warns_of_a_key_variable_that_is_unset(tmp_path, monkeypatch):
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(raw_config()))
+    monkeypatch.delenv("EXAMPLE_KEY", raising=False)
+    out, err = io.StringIO(), io.StringIO()
+    assert check_config(str(path), out, err) == 0
+    assert "warning: model kimi: EXAMPLE_KEY is not set" in err.getvalue()
+    assert "problem" not in err.getvalue()
 
 
 def test_a_bad_model_entry_does_not_hide_the_other_sections_problems():

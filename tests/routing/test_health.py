@@ -60,7 +60,12 @@ CASES = [
         BENCHED,
         15,
     ),
-    ("a second gone failure confirm_after_s later retires it", fails("gone", 0, 600), RETIRED, 87000),
+    (
+        "a second gone failure confirm_after_s later retires it",
+        fails("gone", 0, 600),
+        RETIRED,
+        87000,
+    ),
     (
         "a paywall is confirmed the same way",
         fails("paywalled", 0, 600, said="free period has ended"),
@@ -88,7 +93,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("outcomes", "health", "next_trial"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("outcomes", "health", "next_trial"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_the_rules(outcomes, health, next_trial):
     record = after(outcomes).record
     assert record.health == health

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from typing import Any
 
 from gateway.errors import RecordsUnavailable
+from gateway.store.health_rows import SELECT_EVENTS, SELECT_HEALTH, insert_event, upsert_health
 from gateway.store.postgres.link import PostgresLink
 from gateway.store.rows import KEY_COLUMNS, Row, insert_key, load_key
 
@@ -108,3 +109,14 @@ class PostgresKeysAndLimits:
         return await self.link.fetch(
             "SELECT alias, until, why, source FROM learned_limits WHERE until > %s", (now,)
         )
+
+    # Model health (contract §18): each model's record, and its changes as events.
+
+    async def keep_health(self, row: Row, event: Row | None) -> None:
+        async with self.link.connection() as db, db.transaction():
+            await db.execute(*upsert_health(row, "%s"))
+            if event is not None:
+                await db.execute(*insert_event(event, "%s"))
+
+    async def health_rows(self) -> tuple[list[Row], list[Row]]:
+        return await self.link.fetch(SELECT_HEALTH, ()), await self.link.fetch(SELECT_EVENTS, ())

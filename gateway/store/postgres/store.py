@@ -222,6 +222,12 @@ class PostgresStore:
     async def learn_limit(self, limit: Row) -> None:
         await self.keys_and_limits.learn_limit(limit)
 
+    async def keep_health(self, row: Row, event: Row | None) -> None:
+        await self.keys_and_limits.keep_health(row, event)
+
+    async def health_rows(self) -> tuple[list[Row], list[Row]]:
+        return await self.keys_and_limits.health_rows()
+
     async def learned_limits(self, now: float) -> list[Row]:
         return await self.keys_and_limits.learned_limits(now)
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from gateway.errors import RecordsUnavailable
+from gateway.store.health_rows import SELECT_EVENTS, SELECT_HEALTH, insert_event, upsert_health
 from gateway.store.rows import KEY_COLUMNS, insert_key, load_key
 from gateway.store.sqlite.writer import SqliteWriter
 
@@ -143,6 +144,28 @@ class SqliteKeysAndLimits:
             )
         )
         return [dict(r) for r in rows]
+
+    # Model health (contract §18): each model's record, and its changes as events.
+
+    async def keep_health(self, row: dict[str, Any], event: dict[str, Any] | None) -> None:
+        """Skipped while the file cannot write (the board has it meanwhile: live, not kept)."""
+
+        def keep() -> None:
+            db = cast(sqlite3.Connection, self.writer.db)
+            db.execute(*upsert_health(row, "?"))
+            if event is not None:
+                db.execute(*insert_event(event, "?"))
+
+        with _unless_faulty("a model's health"):
+            await self.writer.run(keep)
+
+    async def health_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            db = cast(sqlite3.Connection, self.writer.db)
+            rows = [dict(r) for r in db.execute(SELECT_HEALTH).fetchall()]
+            return rows, [dict(r) for r in db.execute(SELECT_EVENTS).fetchall()]
+
+        return await self.writer.run(read)
 
 
 @contextlib.contextmanager

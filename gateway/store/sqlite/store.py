@@ -244,6 +244,12 @@ class SqliteStore:
     async def learn_limit(self, limit: dict[str, Any]) -> None:
         await self.keys_and_limits.learn_limit(limit)
 
+    async def keep_health(self, row: dict[str, Any], event: dict[str, Any] | None) -> None:
+        await self.keys_and_limits.keep_health(row, event)
+
+    async def health_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        return await self.keys_and_limits.health_rows()
+
     async def learned_limits(self, now: float) -> list[dict[str, Any]]:
         return await self.keys_and_limits.learned_limits(now)
 
