@@ -34,6 +34,7 @@ from gateway.errors import BadRequest, GatewayError, NotFound, RecordsUnavailabl
 from gateway.formats.by_path import error_renderer_for
 from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
+from gateway.request.probe import keep_probing
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
@@ -92,11 +93,15 @@ def create_app(
                 {m.served: config.reader(m.alias) for m in config.catalog.models},
             )
         runtime.ready = True
+        prober = asyncio.create_task(keep_probing(runtime))  # due probes only (contract §18)
         try:
             async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp/http.py)
                 yield
         finally:
             runtime.ready = False
+            prober.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await prober
             await _drain(runtime, config.gateway.drain_timeout_s)
             await runtime.live.close()
             await runtime.bodies.close()

@@ -137,8 +137,17 @@ class HealthKeeper:
             if record.health == RETIRED and not record.by_hand:
                 due += [alias] if record.next_trial is not None and now >= record.next_trial else []
             elif record.health == BENCHED and record.first_gone is not None:
-                due += [alias] if now >= record.first_gone + rules.confirm_after_s else []
+                trial = max(record.first_gone + rules.confirm_after_s, record.next_trial or 0.0)
+                due += [alias] if now >= trial else []
         return due
+
+    def postpone(self, alias: str) -> None:
+        """A probe that taught nothing (a rate limit, a refusal): not asked again at once, but
+        at its next turn (a benched model's longest wait, a retired one's re-probe)."""
+        record = self.book.of(alias)
+        wait = self.rules.reprobe_s if record.health == RETIRED else self.rules.backoff_max_s
+        if record.health != OK:
+            self.book.put(alias, replace(record, next_trial=self.clock() + wait))
 
     def unready(self, whys: dict[str, str]) -> None:
         """Models that cannot be called as configured (their key's variable unset): benched
