@@ -34,7 +34,7 @@ from gateway.errors import BadRequest, GatewayError, NotFound, RecordsUnavailabl
 from gateway.formats.by_path import error_renderer_for
 from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
-from gateway.request.probe import keep_probing
+from gateway.panel.probe import keep_probing
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
