@@ -8,7 +8,7 @@ import pytest
 
 from gateway.board import Board
 from tests.helpers.bench import bench_raw, served
-from tests.helpers.clocks import ManualClock
+from tests.helpers.clocks import ManualClock, wait_until
 
 
 @pytest.fixture
@@ -165,3 +165,13 @@ def test_rate_limits_and_refusals_never_bench_a_model(make_gateway, sim):
     for _ in range(4):
         gw.ask("bench/duo")
     assert health_of(gw, "alpha") == "ok"
+
+
+def test_health_is_shared_by_two_replicas_through_redis(make_gateway, sim, redis_url, tmp_path):
+    one = make_gateway(duo_raw(sim.url), state=redis_url)
+    two = make_gateway(duo_raw(sim.url), state=redis_url, store=tmp_path / "two.db")
+    sim.set(served("alpha"), **answers(401, "Unauthorized"))
+    one.ask("bench/duo")
+    wait_until(lambda: health_of(two, "alpha") == "benched")
+    assert "signin" in skipped_alpha(two.ask("bench/duo")[0])["why"]
+    assert len(sim.log(served("alpha"))) == 1
