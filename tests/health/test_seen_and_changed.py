@@ -83,3 +83,19 @@ def test_a_model_whose_key_variable_is_unset_is_benched_and_the_rest_serve(make_
         in (gw.http.get("/bench/health").json()["actions"])
     )
     assert not sim.log(served("alpha"))
+
+
+def test_a_connection_whose_every_model_had_its_key_refused_is_check_key(make_gateway, sim):
+    raw = duo_raw(sim.url)
+    raw["collections"]["ones"] = {"members": ["alpha", "beta"]}
+    gw = make_gateway(raw)
+    for alias in ("alpha", "beta"):
+        sim.set(served(alias), **answers(401, "Unauthorized"))
+    gw.ask("bench/ones")
+    body = gw.http.get("/bench/health").json()
+    one = next(c for c in body["connections"] if c["name"] == "one")
+    assert (one["health"], one["why"]) == ("check_key", "the key for connection one was refused")
+    assert "the key for connection one was refused" in body["actions"]
+    for alias in ("alpha", "beta"):
+        assert row(gw, alias)["health"] == "benched"
+        assert row(gw, alias)["health_why"] == "the key for connection one was refused"
