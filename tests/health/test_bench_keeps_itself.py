@@ -175,3 +175,13 @@ def test_health_is_shared_by_two_replicas_through_redis(make_gateway, sim, redis
     wait_until(lambda: health_of(two, "alpha") == "benched")
     assert "signin" in skipped_alpha(two.ask("bench/duo")[0])["why"]
     assert len(sim.log(served("alpha"))) == 1
+
+
+def test_a_retirement_is_kept_across_a_restart_on_postgresql(make_gateway, sim, pg_url):
+    first = make_gateway(duo_raw(sim.url), store=pg_url)
+    sim.set(served("alpha"), **answers(410, "Gone."))
+    first.ask("bench/duo")
+    first.close()
+    again = make_gateway(duo_raw(sim.url), store=pg_url)
+    assert skipped_alpha(again.ask("bench/duo")[0])["why"].startswith("retired: gone: ")
+    assert len(sim.log(served("alpha"))) == 1
