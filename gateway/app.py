@@ -34,6 +34,7 @@ from gateway.errors import BadRequest, GatewayError, NotFound, RecordsUnavailabl
 from gateway.formats.by_path import error_renderer_for
 from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
+from gateway.panel.probe import keep_probing
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
@@ -92,11 +93,15 @@ def create_app(
                 {m.served: config.reader(m.alias) for m in config.catalog.models},
             )
         runtime.ready = True
+        prober = asyncio.create_task(keep_probing(runtime))  # due probes only (contract §18)
         try:
             async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp/http.py)
                 yield
         finally:
             runtime.ready = False
+            prober.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await prober
             await _drain(runtime, config.gateway.drain_timeout_s)
             await runtime.live.close()
             await runtime.bodies.close()
@@ -145,6 +150,10 @@ async def _load_figures(runtime: Runtime) -> None:
             runtime.rate_limits.load(
                 await runtime.store.day_counts(since), await runtime.store.learned_limits(now)
             )
+        book = runtime.model_health.book
+        if not book.loaded:  # benched and retired models stay so across a restart
+            book.load((await runtime.store.health_rows())[0])
+        runtime.model_health.unready(config.unready)
     except RecordsUnavailable:
         log.error(
             "cannot start: the record store is unreachable, and the standings, day counts and "

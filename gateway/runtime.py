@@ -22,11 +22,14 @@ from gateway.request.body import BodyReader
 from gateway.state.admission import Admission
 from gateway.state.conversations import Conversations
 from gateway.state.figures import Figures
+from gateway.state.health import ModelHealth
 from gateway.state.learn import Learning
+from gateway.state.learn_health import HealthKeeper
 from gateway.state.limits import RateLimits
 from gateway.state.live import LiveState
 from gateway.state.local import LocalState
 from gateway.store.interface import RecordStore
+from routing.health import Rules
 
 if TYPE_CHECKING:  # (the seam imports litellm: a `serve` supervisor sizing the board need not)
     from gateway.upstream.seam import Upstream
@@ -41,6 +44,7 @@ class Runtime:
     board: Board | None = None  # None: one of its own, sized for the config
     figures: Figures = field(init=False)
     rate_limits: RateLimits = field(init=False)
+    model_health: HealthKeeper = field(init=False)  # benched and retired models (contract §18)
     learning: Learning = field(init=False)  # what every call's outcome teaches (gateway/request)
     conversations: Conversations = field(init=False)  # route mode's
     keys: Keys = field(init=False)
@@ -66,7 +70,17 @@ class Runtime:
         self.figures = Figures(self.board, aliases, shapes, journal)
         self.rate_limits = RateLimits(self.config, self.clock, self.board, journal)
         self.conversations = Conversations(self.board, self.clock, journal)
-        self.learning = Learning(self.rate_limits, self.figures, self.store, self.scrub_error)
+        lifecycle = self.config.lifecycle
+        rules = Rules(
+            lifecycle.failures_to_bench, lifecycle.backoff_min_s, lifecycle.backoff_max_s,
+            lifecycle.confirm_after_s, lifecycle.reprobe_s, lifecycle.auto_retire,
+        )  # fmt: skip
+        book = ModelHealth(self.board, aliases, self.clock, journal)
+        self.model_health = HealthKeeper(book, rules, catalog, self.store, self.clock)
+        self.figures.unwell = self.model_health.unwell  # seating skips benched and retired
+        self.learning = Learning(
+            self.rate_limits, self.figures, self.store, self.scrub_error, self.model_health
+        )
         settings = self.config.gateway
         self.admission = Admission(
             settings.max_panels_in_flight, settings.max_seats_in_flight, self.store.room
@@ -101,6 +115,6 @@ def board_size(config: Config) -> tuple[int, int]:
     a ring slot per unit of every rpm cap, room for the keys' rings, and the table of wrong
     admin tokens (gateway/access/throttle.py)."""
     models, shapes = len(config.catalog.models), len(config.catalog.shapes)
-    cells = 4096 + 1024 + SIGN_IN_CELLS + models * (12 + shapes) + 2 * len(config.connections)
+    cells = 4096 + 1024 + SIGN_IN_CELLS + models * (16 + shapes) + 2 * len(config.connections)
     caps = sum(config.model_rpm.values()) + sum(c.rpm or 0 for c in config.connections.values())
     return cells, 65536 + caps

@@ -125,6 +125,10 @@ class _Table:
     def cooling(self, model: Model) -> bool:
         return self.evidence.of(model.alias).cooling(self.now)
 
+    def unwell(self, model: Model) -> str | None:
+        """Why a benched or retired model is not called (contract §18); None: it may be."""
+        return self.evidence.of(model.alias).unwell
+
     def eligible(self, model: Model) -> bool:
         """May this model be seated unasked (as explorer, reserve, router seat)?"""
         return (
@@ -133,6 +137,7 @@ class _Table:
             and model.alias not in self.aliases
             and model.family not in self.families
             and not self.cooling(model)
+            and not self.unwell(model)
             and self.fits(model)
             and not self.blind(model)
         )
@@ -177,8 +182,8 @@ def choose_panel(ask: PanelRequest, catalog: Catalog, evidence: Evidence, now: f
                 "role vision (or the fact vision: true), or ask without images."
             )
         raise NothingToSeat(
-            "No model can be seated for this request: every candidate is cooling, too small "
-            "for the prompt, or not admitted by the shape."
+            "No model can be seated for this request: every candidate is cooling, benched, "
+            "too small for the prompt, or not admitted by the shape."
         )
     return Panel(
         tuple(table.seats),
@@ -227,7 +232,11 @@ def _seat_members(table: _Table) -> int:
     for i, alias in enumerate(collection.members, start=1):
         model = catalog.model(alias)
         assert model is not None  # the config validator guarantees members exist
-        if table.blind(model):
+        unwell = table.unwell(model)
+        if unwell:
+            unseated.append(f"member{i}")
+            table.skipped.append(Skipped(alias, unwell, f"member{i}"))
+        elif table.blind(model):
             unseated.append(f"member{i}")
             table.skipped.append(Skipped(alias, CANNOT_SEE, f"member{i}"))
         elif table.fits(model):
@@ -340,6 +349,9 @@ def _seat_explorers(table: _Table, nominees: list[Model], chairs: int) -> None:
 def _nominee_blocked(table: _Table, model: Model, taken: int, chairs: int) -> str | None:
     if model.alias in table.aliases:
         return "already seated on this panel"
+    unwell = table.unwell(model)
+    if unwell:
+        return unwell
     cooling_left = table.evidence.of(model.alias).cooling_left(table.now)
     if cooling_left > 0:
         return f"cooling after a rate limit for {cooling_left:.0f} s more"

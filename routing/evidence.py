@@ -65,6 +65,8 @@ class Standing:
     # shape -> (useful, judged), each verdict weighing DECAY times the next; totals when absent
     recent: Mapping[str, tuple[float, float]] = field(default_factory=lambda: _NO_WEIGHTS)
     scarce: bool = False  # few requests remain, said its provider: explorers go elsewhere first
+    # benched before its trial, or retired (contract §18): why it is not called; None: callable
+    unwell: str | None = None
 
     def useful_on(self, shape: str) -> int:
         return self.useful.get(shape, 0)

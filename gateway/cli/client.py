@@ -19,10 +19,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gateway.cli import models as models_cli
 from gateway.mcp.remote import Refused, RemoteGateway, Unreachable, settings
 from gateway.records.usage import usage_lines
 
-COMMANDS = ("ask", "verdict", "status", "mcp")
+COMMANDS = ("ask", "verdict", "status", "mcp", "models")
 USAGE, REFUSED, UNREACHABLE = 2, 1, 3
 CONNECTION = "--url/--key default to $BENCH_GATEWAY_URL (else http://127.0.0.1:8123) and "
 CONNECTION += "$BENCH_GATEWAY_KEY"
@@ -76,7 +77,8 @@ def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser]) ->
         action="store_true",
         help="log every request to the gateway on stderr (else $BENCH_LOG_LEVEL, else warnings)",
     )
-    for parser in (ask, verdict, status, mcp):
+    models = models_cli.add_command(command)
+    for parser in (ask, verdict, status, mcp, models):
         parser.add_argument("--url", help="the gateway (default $BENCH_GATEWAY_URL or :8123)")
         parser.add_argument("--key", help="a gateway key (default $BENCH_GATEWAY_KEY)")
         parser.epilog = f"{parser.epilog}\n\n{CONNECTION}"
@@ -111,6 +113,11 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "ask":
             body, headers = ask_request(args)
             return asyncio.run(_with(url, key, lambda gw: ask(gw, body, headers, args.json)))
+        if args.command == "models":
+            missing = models_cli.check(args)
+            if missing:
+                raise UsageError(missing)
+            return asyncio.run(_with(url, key, lambda gw: models_cli.run(gw, args)))
         if args.command == "verdict":
             judged = {"call": args.call, "useful": args.useful}
             if args.note is not None:
@@ -202,12 +209,16 @@ async def status(gateway: RemoteGateway) -> int:
     models = await gateway.models()
     owed = await gateway.pending()
     now = time.time()
+    for line in models_cli.action_lines(await gateway.health()):  # first: what to do
+        print(line)
     print(f"gateway {gateway.url}")
     print(f"{'model':<16} {'connection':<12} {'role':<10} seated answered useful/judged  rpm  now")
     for m in models:
         n = {k: m.get(k) or 0 for k in ("seated", "answered", "useful", "judged", "rpm_used")}
         cooling = m.get("cooling_until")
         state = f"cooling {cooling - now:.0f} s ({m.get('cooling_why')})" if cooling else "ready"
+        if m.get("health") in ("benched", "retired"):
+            state = f"{m['health']} ({m.get('health_why')})"
         print(
             f"{m['alias']:<16} {m.get('connection') or '-':<12} {m.get('role') or '-':<10} "
             f"{n['seated']:>6} {n['answered']:>8} {n['useful']:>6}/{n['judged']:<6} "

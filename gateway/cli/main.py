@@ -187,6 +187,8 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
         print(line, file=out)
 
     say(f"config {Path(path)} is valid")
+    for alias, why in config.unready.items():
+        print(f"warning: model {alias}: {why}; it is benched until it is", file=err)
     ignored = _litellm_sections(path)
     if ignored:
         say(f"ignored (LiteLLM proxy settings, not used by the bench): {', '.join(ignored)}")
@@ -194,6 +196,9 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
     say(f"state: {config.state or 'in this gateway (shared memory between its workers)'}")
     say("gateway:")
     for key, value in config.gateway.model_dump().items():
+        say(f"  {key}: {_as_yaml(value)}")
+    say("lifecycle:")
+    for key, value in config.lifecycle.model_dump().items():
         say(f"  {key}: {_as_yaml(value)}")
     say("models:")
     for m in catalog.models:

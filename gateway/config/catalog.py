@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.config.connections import Connection, default_connection
-from gateway.config.environ import resolve
+from gateway.config.environ import ENV_PREFIX, resolve
 from gateway.config.schema import CollectionSpec, ModelEntry, Shape, plain_name
 from gateway.config.sections import check, items
 from gateway.config.words import where
@@ -36,10 +36,15 @@ def read_shapes(raw: Any, problems: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def read_entries(
-    raw: Any, env: dict[str, str] | None, secrets: list[str], problems: list[str]
+    raw: Any,
+    env: dict[str, str] | None,
+    secrets: list[str],
+    problems: list[str],
+    unset: dict[int, str] | None = None,
 ) -> dict[int, ModelEntry]:
     """Each model_list entry, its `os.environ/` references resolved (left as written when *env*
-    is None); index -> entry."""
+    is None); index -> entry. An `api_key` whose variable is unset is no problem: the model is
+    benched while the rest serve (contract §18), and *unset* gets index -> why."""
     out: dict[int, ModelEntry] = {}
     first: dict[str, int] = {}
     for i, entry in enumerate(raw if isinstance(raw, list) else []):
@@ -48,6 +53,11 @@ def read_entries(
             entry = {**entry, "litellm_params": params.copy()}
             for key, value in params.items():
                 loc = ("model_list", i, "litellm_params", key)
+                name = _unset_key(key, value, env)
+                if name is not None and unset is not None:
+                    unset[i] = f"{name} is not set"
+                    entry["litellm_params"][key] = ""
+                    continue
                 entry["litellm_params"][key] = resolve(value, loc, env, secrets, problems)
         checked = check(ModelEntry, entry, ("model_list", i), problems)
         if checked is None:
@@ -61,10 +71,20 @@ def read_entries(
             continue
         first[alias] = i
         api_key = checked.litellm_params.model_dump().get("api_key")
-        if isinstance(api_key, str):
+        if isinstance(api_key, str) and api_key:
             secrets.append(api_key)  # a key written inline is still a secret
         out[i] = checked
     return out
+
+
+def _unset_key(key: str, value: Any, env: dict[str, str] | None) -> str | None:
+    """The variable an `api_key: os.environ/NAME` names, when it is unset."""
+    if key != "api_key" or env is None or not isinstance(value, str):
+        return None
+    if not value.startswith(ENV_PREFIX):
+        return None
+    name = value[len(ENV_PREFIX) :]
+    return None if name in env else name
 
 
 def read_model(

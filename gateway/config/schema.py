@@ -224,6 +224,22 @@ class GatewaySettings(_Section):
     upstream_reader: Reader = "auto"
 
 
+class LifecycleSettings(_Section):
+    """How the bench keeps itself (contract §18): when a failing model is benched, when it is
+    tried again, when a withdrawn one is retired and asked again."""
+
+    what: ClassVar[str] = "a mapping of lifecycle settings"
+
+    failures_to_bench: int = Field(default=3, ge=1)  # transient failures in a row
+    backoff_min_s: float = Field(default=5.0, ge=0)  # a benched model's first trial
+    backoff_max_s: float = Field(default=60.0, ge=0)  # each failed trial doubles, up to this
+    confirm_after_s: float = Field(default=600.0, ge=0)  # gone/paywalled: the second look
+    reprobe_s: float = Field(default=86400.0, gt=0)  # a retired model asked again
+    auto_retire: bool = True  # false: gone/paywalled models are benched, never retired
+    expiry_warn_days: float = Field(default=7.0, ge=0)
+    listing_s: float = Field(default=21600.0, gt=0)
+
+
 class ConnectionSpec(_Section):
     what: ClassVar[str] = "a mapping of rpm, rpd, preferred, cool_together"
 
@@ -294,6 +310,7 @@ class FileSections(_Section):
     shapes: dict[Any, Any] | None = None
     collections: dict[Any, Any] = Field(min_length=1)
     gateway: GatewaySettings | None = None
+    lifecycle: LifecycleSettings | None = None
     store: Annotated[str, PlainValidator(_store)] = "sqlite:///data/records.db"
     state: Annotated[str | None, PlainValidator(_state)] = None
     # A LiteLLM proxy config pastes in whole: its proxy-wide sections mean nothing to the bench

@@ -28,7 +28,7 @@ from gateway.config.catalog import (
 )
 from gateway.config.connections import Connection, read_connections
 from gateway.config.environ import resolve_services
-from gateway.config.schema import FileSections, GatewaySettings
+from gateway.config.schema import FileSections, GatewaySettings, LifecycleSettings
 from gateway.config.sections import check, names
 from routing import Catalog, PanelLimits
 
@@ -37,6 +37,7 @@ __all__ = [
     "ConfigError",
     "Connection",
     "GatewaySettings",
+    "LifecycleSettings",
     "load_config",
     "parse_config",
 ]
@@ -64,6 +65,9 @@ class Config:
     # alias -> who reads its answers (auto, litellm, direct): its own upstream_reader, else the
     # gateway's
     readers: dict[str, str] = field(default_factory=dict)
+    lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
+    # alias -> why it cannot be called (its key's variable unset): benched at start, not refused
+    unready: dict[str, str] = field(default_factory=dict)
 
     def reader(self, alias: str) -> str:
         return self.readers.get(alias, self.gateway.upstream_reader)
@@ -126,7 +130,10 @@ def parse_config(
     gateway = top.gateway if top and top.gateway else GatewaySettings()
     connections = read_connections(raw.get("connections"), problems)
     shapes = read_shapes(raw.get("shapes"), problems)
-    entries = read_entries(raw.get("model_list"), env if secrets else None, resolved, problems)
+    unset: dict[int, str] = {}
+    entries = read_entries(
+        raw.get("model_list"), env if secrets else None, resolved, problems, unset
+    )
     written_connections = names(raw.get("connections"))
     models = [
         read_model(i, e, connections, written_connections, problems) for i, e in entries.items()
@@ -155,6 +162,8 @@ def parse_config(
         rpd,
         _local(gateway.spill_dir, base),
         readers,
+        top.lifecycle or LifecycleSettings(),
+        {entries[i].model_name: why for i, why in unset.items() if i in entries},
     )
 
 

@@ -19,6 +19,7 @@ from gateway.endpoints.asking import (
     ollama_generate,
 )
 from gateway.endpoints.common import runtime_of
+from gateway.endpoints.health import bench_health, restore_model, retire_model
 from gateway.endpoints.listings import (
     anthropic_count_tokens,
     gemini_count_tokens,
@@ -112,6 +113,9 @@ ROUTES = [
     Route("/bench/calls/{call}", get_call, methods=["GET"]),
     Route("/bench/conversations/{conversation}", get_conversation, methods=["GET"]),
     Route("/bench/models", bench_models, methods=["GET"]),
+    Route("/bench/models/{alias}/retire", retire_model, methods=["POST"]),
+    Route("/bench/models/{alias}/restore", restore_model, methods=["POST"]),
+    Route("/bench/health", bench_health, methods=["GET"]),
     Route("/bench/pending", post_pending, methods=["POST"]),
     Route("/bench/usage", bench_usage, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -94,6 +95,18 @@ class RemoteGateway:
 
     async def models(self) -> list[dict[str, Any]]:
         return list((await self._send("GET", "/bench/models"))["models"])
+
+    async def health(self) -> dict[str, Any]:
+        """Models' and connections' health and the actions to take (`GET /bench/health`)."""
+        return await self._send("GET", "/bench/health")
+
+    async def retire(self, alias: str, why: str) -> dict[str, Any]:
+        return await self._send(
+            "POST", f"/bench/models/{quote(alias, safe='')}/retire", {"why": why}
+        )
+
+    async def restore(self, alias: str) -> dict[str, Any]:
+        return await self._send("POST", f"/bench/models/{quote(alias, safe='')}/restore")
 
     async def usage(self) -> dict[str, Any]:
         """This month's usage (`GET /bench/usage`): calls, tokens and errors per model."""

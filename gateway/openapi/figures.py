@@ -6,6 +6,14 @@ from __future__ import annotations
 
 from gateway.openapi.common import Schema
 
+_HEALTH: Schema = {
+    "type": "string",
+    "enum": ["ok", "benched", "retired"],
+    "description": "benched: not seated until next_trial; retired: never seated (contract §18)",
+}
+_TEXT: Schema = {"type": ["string", "null"]}
+_TIME: Schema = {"type": ["number", "null"], "description": "seconds since the epoch"}
+_FAILURE: Schema = {"type": ["string", "null"], "description": "the last failure's class"}
 BENCH_MODELS: Schema = {
     "type": "object",
     "required": ["models"],
@@ -31,6 +39,11 @@ BENCH_MODELS: Schema = {
                     "cooling_why",
                     "rpd",
                     "used_today",
+                    "health",
+                    "health_why",
+                    "health_since",
+                    "next_trial",
+                    "last_failure",
                 ],
                 "properties": {
                     "useful": {"type": "integer", "description": "useful verdicts, every shape"},
@@ -65,6 +78,11 @@ BENCH_MODELS: Schema = {
                         "type": "integer",
                         "description": "calls started today (gateway.quota_day_tz)",
                     },
+                    "health": _HEALTH,
+                    "health_why": _TEXT,
+                    "health_since": _TIME,
+                    "next_trial": _TIME,
+                    "last_failure": _FAILURE,
                 },
             },
         }
@@ -99,5 +117,67 @@ BENCH_USAGE: Schema = {
 }
 
 
+_MODEL_HEALTH: Schema = {
+    "type": "object",
+    "required": ["alias", "health", "why", "since", "next_trial", "last_failure"],
+    "properties": {
+        "alias": {"type": "string"},
+        "health": _HEALTH,
+        "why": _TEXT,
+        "since": _TIME,
+        "next_trial": _TIME,
+        "last_failure": _FAILURE,
+    },
+}
+BENCH_HEALTH: Schema = {
+    "type": "object",
+    "required": ["models", "connections", "actions"],
+    "properties": {
+        "models": {"type": "array", "items": _MODEL_HEALTH},
+        "connections": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "health", "why", "since"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "health": {"type": "string", "enum": ["ok", "check_key", "down"]},
+                    "why": _TEXT,
+                    "since": _TIME,
+                },
+            },
+        },
+        "actions": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "what a person should do: a retired model still in a collection, "
+            "a connection whose key was refused, a model whose key's variable is unset",
+        },
+    },
+}
+HEALTH_CHANGED: Schema = {
+    "type": "object",
+    "required": ["alias", "health", "health_why", "health_since", "next_trial", "last_failure"],
+    "properties": {
+        "alias": {"type": "string"},
+        "health": _HEALTH,
+        "health_why": _TEXT,
+        "health_since": _TIME,
+        "next_trial": _TIME,
+        "last_failure": _FAILURE,
+    },
+}
+RETIREMENT: Schema = {
+    "type": "object",
+    "required": ["why"],
+    "properties": {"why": {"type": "string", "minLength": 1, "maxLength": 500}},
+}
+
 # (ModelList, from the OpenAI part, sits between the records and these in the description)
-FIGURES: dict[str, Schema] = {"BenchModels": BENCH_MODELS, "BenchUsage": BENCH_USAGE}
+FIGURES: dict[str, Schema] = {
+    "BenchModels": BENCH_MODELS,
+    "BenchUsage": BENCH_USAGE,
+    "BenchHealth": BENCH_HEALTH,
+    "HealthChanged": HEALTH_CHANGED,
+    "Retirement": RETIREMENT,
+}

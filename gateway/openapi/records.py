@@ -144,6 +144,7 @@ SCHEMAS: dict[str, Schema] = {
     "PanelPage": PANEL_PAGE,
 }
 
+_ALIAS: Schema = {"name": "alias", "in": "path", "required": True, "schema": {"type": "string"}}
 PATHS: dict[str, Any] = {
     "/bench/verdict": {
         "post": operation(
@@ -240,6 +241,34 @@ PATHS: dict[str, Any] = {
         "get": operation(
             "Every model's figures", json_reply("BenchModels", "the models"), errors=("401",)
         )
+    },
+    "/bench/health": {
+        "get": operation(
+            "Each model's and connection's health, and the actions a person should take",
+            json_reply("BenchHealth", "the bench's health"),
+            errors=("401",),
+        )
+    },
+    "/bench/models/{alias}/retire": {
+        "post": {
+            **operation(
+                "Retire a model by hand (the dashboard's admin): never seated until restored",
+                json_reply("HealthChanged", "the model's health now"),
+                "Retirement",
+                ("400", "401", "404"),
+            ),
+            "parameters": [_ALIAS],
+        }
+    },
+    "/bench/models/{alias}/restore": {
+        "post": {
+            **operation(
+                "Restore a benched or retired model by hand (the dashboard's admin)",
+                json_reply("HealthChanged", "the model's health now"),
+                errors=("401", "404"),
+            ),
+            "parameters": [_ALIAS],
+        }
     },
     "/bench/usage": {
         "get": {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.records.health import health_fields
 from gateway.runtime import Runtime
 
 
@@ -30,6 +31,7 @@ def model_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 "rpm_used": runtime.rate_limits.rpm_use(model.alias),
                 "rpd": runtime.rate_limits.rpd_of(model.alias),
                 "used_today": runtime.rate_limits.used_today(model.alias),
+                **health_fields(runtime.model_health.book.of(model.alias)),
             }
         )
     return rows

@@ -42,6 +42,7 @@ from routing import (
     estimate_tokens,
     window_of,
 )
+from routing.health import RETIRED, Record
 from routing.refusals import did_you_mean, echo
 from routing.route_order import MemberFigures, route_order
 
@@ -78,17 +79,20 @@ async def start_turn(
     evidence = runtime.figures.evidence(cooling, shape, aliases=members)
     _refuse_unheld(config.catalog, ask, members, evidence)
     held = await runtime.live.begin_turn(key, members, client, fresh)
+    # retired members are never tried; benched ones go last (as cooling ones) until their trial
+    unwell = runtime.model_health.unseatable()
     figures = {
         m: MemberFigures(
             useful=evidence.standings[m].useful.get(shape, 0),
             last_seated=evidence.standings[m].last_seated,
-            cooling=m in cooling,
+            cooling=m in cooling or m in unwell,
         )
         for m in members
         if m in evidence.standings
     }
     explore = held.member is None and rng() < config.gateway.route_explore
-    order = route_order(members, figures, sticky=held.member, explore=explore)
+    callable_members = tuple(m for m in members if unwell.get(m, _WELL).health != RETIRED)
+    order = route_order(callable_members, figures, sticky=held.member, explore=explore)
     if held.new:
         await runtime.store.add_panel(
             PanelRow(
@@ -157,3 +161,6 @@ def _opening(messages: list[dict[str, Any]]) -> tuple[str, str]:
     )
     first = next((m for m in messages if m.get("role") == "user"), {})
     return system, content_text(first.get("content"))
+
+
+_WELL = Record()

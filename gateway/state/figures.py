@@ -9,7 +9,7 @@ in one worker or across several.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, TypedDict
 
@@ -49,6 +49,9 @@ class Figures:
         self.shapes = frozenset(shapes)
         # A shared live state (gateway/state) sends these changes on; None: the board is all.
         self.journal = journal
+        # alias -> why it is not to be called now (benched or retired: gateway/request/
+        # learn_health.py), read by every seating
+        self.unwell: Callable[[], Mapping[str, str]] = dict
 
     @property
     def loaded(self) -> bool:
@@ -176,6 +179,7 @@ class Figures:
         """Every model's standing (or only *aliases*'), with its verdicts on *shape* (the one
         routing asks about); *scarce*: models whose provider said few requests remain."""
         standings = {}
+        unwell = self.unwell()
         with self.board.locked():
             for alias in self.aliases if aliases is None else aliases:
                 seated, last = self.board.numbers(_seated(alias))
@@ -191,6 +195,7 @@ class Figures:
                     window=int(window) if window else None,
                     recent=MappingProxyType({shape: recent}),
                     scarce=alias in scarce,
+                    unwell=unwell.get(alias),
                 )
         return Evidence(MappingProxyType(standings))
 

@@ -14,7 +14,9 @@ stated reset, kept across restarts). Now `Learning.learn` takes the outcome, and
   routing then respects;
 - every failure, and an answer that was none (empty, a provider's notice): its class
   (gateway/request/failure.py), returned with what was learned and written on the call's record
-  by the caller; a model's health is the next thing to learn from it here.
+  by the caller;
+- every outcome: the model's health (gateway/state/learn_health.py, by routing/health.py's
+  rules): benched after failures in a row, retired once withdrawn, ok again on an answer.
 
 What is learned goes on the live state (the board, or Redis through the journal, sent on with
 the caller's next `live.flush()`) and into the records (`learn_limit`, `learn_window`), so a
@@ -36,8 +38,10 @@ from gateway.errors import UpstreamContextWindow, UpstreamError, UpstreamRateLim
 from gateway.request.failure import FailureClass, classify
 from gateway.state import quota_signals
 from gateway.state.figures import Figures
+from gateway.state.learn_health import HealthKeeper
 from gateway.state.limits import RateLimits
 from gateway.store.interface import RecordStore
+from routing import health
 
 log = logging.getLogger("bench.learn")
 
@@ -75,12 +79,26 @@ class Learning:
         figures: Figures,
         store: RecordStore,
         scrub: Callable[[str | None], str | None],
+        health: HealthKeeper,
     ) -> None:
         self.limits, self.figures, self.store = limits, figures, store
         self.scrub = scrub  # an upstream's message, its secrets masked (Runtime.scrub_error)
+        self.health = health
 
     async def learn(self, alias: str, outcome: Outcome) -> Learned:
         """Learn what *outcome* of a call to *alias* says."""
+        learned = await self._learn(alias, outcome)
+        if learned.failure is None:
+            verdict = health.Outcome()
+        elif isinstance(outcome, Answered):
+            verdict = health.Outcome(learned.failure.value, self.scrub(outcome.said), 200)
+        else:
+            said = self.scrub(outcome.message)
+            verdict = health.Outcome(learned.failure.value, said, outcome.status)
+        await self.health.learn(alias, verdict)
+        return learned
+
+    async def _learn(self, alias: str, outcome: Outcome) -> Learned:
         if isinstance(outcome, Answered):
             until = await self._answered(alias, outcome.headers)
             if outcome.no_answer is None:

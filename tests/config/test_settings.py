@@ -66,6 +66,7 @@ def test_every_problem_is_named_at_once(tmp_path):
     )
     raw["model_list"].append(dict(raw["model_list"][0]))
     raw["model_list"][1]["bench"]["connection"] = "nowhere"
+    raw["model_list"][0]["litellm_params"]["api_base"] = "os.environ/EXAMPLE_BASE"
     with pytest.raises(ConfigError) as caught:
         parse_config(raw, base=tmp_path, env={})
     text = "\n".join(caught.value.problems)
@@ -74,7 +75,7 @@ def test_every_problem_is_named_at_once(tmp_path):
         "unknown shape 'poetry'",
         "duplicate alias 'kimi'",
         "unknown connection 'nowhere'",
-        "EXAMPLE_KEY is not set",
+        "EXAMPLE_BASE is not set",  # (an unset key's variable benches its model instead)
         "gateway.max_calls",
         "gateway.reserves",
         "gateway.speed",
@@ -379,13 +380,31 @@ def test_a_top_level_that_is_not_a_config_is_named(raw, words):
 def test_an_unset_environment_variable_is_named_where_it_is_referenced():
     raw = raw_config()
     raw["model_list"][1]["litellm_params"]["model"] = "os.environ/INKLING_MODEL"
+    raw["model_list"][0]["litellm_params"]["api_base"] = "os.environ/EXAMPLE_BASE"
     problems = problems_of(raw, env={})
     assert (
-        "model_list[0].litellm_params.api_key: references os.environ/EXAMPLE_KEY, but "
-        "EXAMPLE_KEY is not set" in problems
+        "model_list[0].litellm_params.api_base: references os.environ/EXAMPLE_BASE, but "
+        "EXAMPLE_BASE is not set" in problems
     )
     assert any(p.startswith("model_list[1].litellm_params.model: references") for p in problems)
     assert len(problems) == 2  # the unresolved reference is not blamed a second time
+
+
+def test_a_model_whose_key_variable_is_unset_is_no_problem_but_is_named_unready(tmp_path):
+    config = parse_config(raw_config(), base=tmp_path, env={})
+    assert config.unready == {"kimi": "EXAMPLE_KEY is not set"}
+    assert config.catalog.model("kimi") is not None
+    assert config.secrets == ()
+
+
+def test_check_config_warns_of_a_key_variable_that_is_unset(tmp_path, monkeypatch):
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(raw_config()))
+    monkeypatch.delenv("EXAMPLE_KEY", raising=False)
+    out, err = io.StringIO(), io.StringIO()
+    assert check_config(str(path), out, err) == 0
+    assert "warning: model kimi: EXAMPLE_KEY is not set" in err.getvalue()
+    assert "problem" not in err.getvalue()
 
 
 def test_a_bad_model_entry_does_not_hide_the_other_sections_problems():
@@ -706,3 +725,38 @@ def test_store_and_state_urls_can_come_from_the_environment(tmp_path: Path) -> N
         "store: references os.environ/BENCH_STORE_URL, but BENCH_STORE_URL is not set",
         "state: expected redis://host:port/db, got 'ftp://x'",
     ]
+
+
+def test_lifecycle_settings_have_the_contracts_defaults(tmp_path):
+    lifecycle = parse_config(raw_config(), base=tmp_path, env={"EXAMPLE_KEY": "k"}).lifecycle
+    assert (lifecycle.failures_to_bench, lifecycle.backoff_min_s, lifecycle.backoff_max_s) == (
+        3,
+        5,
+        60,
+    )
+    assert (lifecycle.confirm_after_s, lifecycle.reprobe_s, lifecycle.auto_retire) == (
+        600,
+        86400,
+        True,
+    )
+    assert (lifecycle.expiry_warn_days, lifecycle.listing_s) == (7, 21600)
+
+
+def test_lifecycle_settings_are_read_and_checked_by_their_path(tmp_path):
+    raw = raw_config(lifecycle={"failures_to_bench": 5, "auto_retire": False})
+    lifecycle = parse_config(raw, base=tmp_path, env={"EXAMPLE_KEY": "k"}).lifecycle
+    assert lifecycle.failures_to_bench == 5 and lifecycle.auto_retire is False
+    problems = problems_of(raw_config(lifecycle={"failures_to_bench": 0, "bench_after": 2}))
+    assert any(p.startswith("lifecycle.failures_to_bench") for p in problems), problems
+    assert any("lifecycle" in p and "bench_after" in p for p in problems), problems
+
+
+def test_check_config_prints_the_lifecycle_settings(tmp_path, monkeypatch):
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(raw_config(lifecycle={"backoff_max_s": 120})))
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setenv("EXAMPLE_KEY", "k")
+    assert check_config(str(path), out, err) == 0, err.getvalue()
+    printed = out.getvalue()
+    assert "lifecycle:\n  failures_to_bench: 3\n" in printed
+    assert "  backoff_max_s: 120" in printed

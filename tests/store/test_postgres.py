@@ -31,6 +31,7 @@ MIGRATIONS = [
     "0009_blind_verdicts",
     "0010_dropped_hints",
     "0011_failure_classes",
+    "0012_model_health",
 ]
 
 

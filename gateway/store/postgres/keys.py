@@ -14,6 +14,7 @@ import contextlib
 import time
 
 from gateway.errors import RecordsUnavailable
+from gateway.store.health_rows import SELECT_EVENTS, SELECT_HEALTH, insert_event, upsert_health
 from gateway.store.postgres.link import PostgresLink
 from gateway.store.rows import Row, key_values, load_key
 from gateway.store.statements import POSTGRES as SQL
@@ -85,3 +86,14 @@ class PostgresLimits:
 
     async def learned_limits(self, now: float) -> list[Row]:
         return await self.link.fetch(SQL.learned_limits, (now,))
+
+    # Model health (contract §18): each model's record, and its changes as events.
+
+    async def keep_health(self, row: Row, event: Row | None) -> None:
+        async with self.link.connection() as db, db.transaction():
+            await db.execute(*upsert_health(row, "%s"))
+            if event is not None:
+                await db.execute(*insert_event(event, "%s"))
+
+    async def health_rows(self) -> tuple[list[Row], list[Row]]:
+        return await self.link.fetch(SELECT_HEALTH, ()), await self.link.fetch(SELECT_EVENTS, ())

@@ -163,6 +163,24 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         ALTER TABLE calls ADD COLUMN failure TEXT;
         """,
+    ),  # Each model's health (contract §18): its record as last judged, kept so a restart
+    # seats as before, and every change of its health (benched, retired, restored) as an event.
+    (
+        "0012_model_health",
+        """
+        CREATE TABLE model_health (
+            alias TEXT PRIMARY KEY, health TEXT NOT NULL, why TEXT, since DOUBLE PRECISION,
+            next_trial DOUBLE PRECISION, transient INTEGER NOT NULL DEFAULT 0,
+            first_gone DOUBLE PRECISION, gone_class TEXT,
+            backoff DOUBLE PRECISION NOT NULL DEFAULT 0, last_failure TEXT,
+            failed_at DOUBLE PRECISION, answered_at DOUBLE PRECISION,
+            by_hand INTEGER NOT NULL DEFAULT 0, changed DOUBLE PRECISION
+        );
+        CREATE TABLE health_events (
+            alias TEXT NOT NULL, health TEXT NOT NULL, why TEXT, at DOUBLE PRECISION NOT NULL
+        );
+        CREATE INDEX health_events_by_alias ON health_events (alias, at);
+        """,
     ),
 )
 

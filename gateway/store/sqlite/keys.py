@@ -15,9 +15,10 @@ import logging
 import sqlite3
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from gateway.errors import RecordsUnavailable
+from gateway.store.health_rows import SELECT_EVENTS, SELECT_HEALTH, insert_event, upsert_health
 from gateway.store.rows import key_values, load_key
 from gateway.store.sqlite.writer import SqliteWriter
 from gateway.store.statements import SQLITE as SQL
@@ -85,6 +86,28 @@ class SqliteLimits:
 
     async def learned_limits(self, now: float) -> list[dict[str, Any]]:
         return [dict(r) for r in await self.writer.fetch(SQL.learned_limits, (now,))]
+
+    # Model health (contract §18): each model's record, and its changes as events.
+
+    async def keep_health(self, row: dict[str, Any], event: dict[str, Any] | None) -> None:
+        """Skipped while the file cannot write (the board has it meanwhile: live, not kept)."""
+
+        def keep() -> None:
+            db = cast(sqlite3.Connection, self.writer.db)
+            db.execute(*upsert_health(row, "?"))
+            if event is not None:
+                db.execute(*insert_event(event, "?"))
+
+        with _unless_faulty("a model's health"):
+            await self.writer.run(keep)
+
+    async def health_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            db = cast(sqlite3.Connection, self.writer.db)
+            rows = [dict(r) for r in db.execute(SELECT_HEALTH).fetchall()]
+            return rows, [dict(r) for r in db.execute(SELECT_EVENTS).fetchall()]
+
+        return await self.writer.run(read)
 
 
 @contextlib.contextmanager

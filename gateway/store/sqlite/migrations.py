@@ -153,6 +153,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """
         ALTER TABLE calls ADD COLUMN failure TEXT;
         """,
+    ),  # Each model's health (contract §18): its record as last judged, kept so a restart
+    # seats as before, and every change of its health (benched, retired, restored) as an event.
+    (
+        "0012_model_health",
+        """
+        CREATE TABLE model_health (
+            alias TEXT PRIMARY KEY, health TEXT NOT NULL, why TEXT, since REAL,
+            next_trial REAL, transient INTEGER NOT NULL DEFAULT 0, first_gone REAL,
+            gone_class TEXT, backoff REAL NOT NULL DEFAULT 0, last_failure TEXT,
+            failed_at REAL, answered_at REAL, by_hand INTEGER NOT NULL DEFAULT 0, changed REAL
+        );
+        CREATE TABLE health_events (
+            alias TEXT NOT NULL, health TEXT NOT NULL, why TEXT, at REAL NOT NULL
+        );
+        CREATE INDEX health_events_by_alias ON health_events (alias, at);
+        """,
     ),
 )
 

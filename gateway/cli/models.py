@@ -1,0 +1,75 @@
+"""`bench-gateway models`: each model's health, and retiring or restoring one by hand
+(contract §18), as a client of a running gateway."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gateway.mcp.remote import RemoteGateway
+
+
+def add_command(
+    command: Callable[[str, str, str], argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    models = command(
+        "models",
+        "models with their health; retire or restore one by hand (the dashboard's admin)",
+        "bench-gateway models\n  bench-gateway models retire glm --why 'withdrawn upstream'\n"
+        "  bench-gateway models restore glm",
+    )
+    models.add_argument("action", nargs="?", choices=["list", "retire", "restore"], default="list")
+    models.add_argument("alias", nargs="?", help="the model to retire or restore")
+    models.add_argument("--why", help="why it is retired (retire)")
+    return models
+
+
+def check(args: argparse.Namespace) -> str | None:
+    """What is missing from the command line, if anything."""
+    if args.action in ("retire", "restore") and not args.alias:
+        return f"{args.action} needs the model's alias"
+    if args.action == "retire" and not (args.why or "").strip():
+        return "retire needs --why TEXT"
+    if args.action == "list" and args.alias:
+        return f"unknown action {args.alias!r}: list, retire or restore"
+    return None
+
+
+async def run(gateway: RemoteGateway, args: argparse.Namespace) -> int:
+    if args.action == "retire":
+        print_changed(await gateway.retire(args.alias, args.why.strip()))
+    elif args.action == "restore":
+        print_changed(await gateway.restore(args.alias))
+    else:
+        print_models(await gateway.models())
+    return 0
+
+
+def print_changed(row: dict[str, Any]) -> None:
+    print(
+        f"{row['alias']}: {row['health']}"
+        + (f" ({row['health_why']})" if row.get("health_why") else "")
+    )
+
+
+def print_models(models: list[dict[str, Any]]) -> None:
+    now = time.time()
+    print(f"{'model':<16} {'connection':<20} {'health':<8} why")
+    for m in models:
+        why = m.get("health_why") or ""
+        trial = m.get("next_trial")
+        if m.get("health") == "benched" and trial:
+            why = f"{why} (next trial in {max(trial - now, 0):.0f} s)"
+        print(
+            f"{m['alias']:<16} {m.get('connection') or '-':<20} {m.get('health') or 'ok':<8} {why}"
+        )
+
+
+def action_lines(health: dict[str, Any]) -> list[str]:
+    """`status`'s first lines: the actions a person should take, if any."""
+    actions = health.get("actions") or []
+    if not actions:
+        return []
+    return ["action needed:", *(f"  - {text}" for text in actions)]

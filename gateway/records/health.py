@@ -1,0 +1,65 @@
+"""Each model's and connection's health as people read it (contract §18): `/bench/health`, the
+health columns of `/bench/models`, and the actions a person should take.
+
+Read from the board (gateway/state/health.py), like the rest of the live figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.runtime import Runtime
+from routing.health import RETIRED, Record
+
+
+def health_fields(record: Record) -> dict[str, Any]:
+    """The health columns of a `/bench/models` row."""
+    return {
+        "health": record.health,
+        "health_why": record.why,
+        "health_since": record.since,
+        "next_trial": record.next_trial,
+        "last_failure": record.last_failure,
+    }
+
+
+def health_body(runtime: Runtime) -> dict[str, Any]:
+    """`GET /bench/health`: models, connections, actions."""
+    keeper = runtime.model_health
+    records = keeper.book.all()
+    models = [
+        {
+            "alias": alias,
+            "health": r.health,
+            "why": r.why,
+            "since": r.since,
+            "next_trial": r.next_trial,
+            "last_failure": r.last_failure,
+        }
+        for alias, r in records.items()
+    ]
+    connections = [
+        {"name": name, "health": g.health, "why": g.why, "since": g.since}
+        for name, g in keeper.connections().items()
+    ]
+    return {"models": models, "connections": connections, "actions": actions(runtime, records)}
+
+
+def actions(runtime: Runtime, records: dict[str, Record]) -> list[str]:
+    """What a person should do: a retired model still named in a collection, a connection
+    whose key was refused, a model whose key's variable is unset."""
+    found = []
+    catalog = runtime.config.catalog
+    for alias, record in records.items():
+        if record.health != RETIRED:
+            continue
+        named = [c.name for c in catalog.collections if alias in c.members]
+        if named:
+            where = ", ".join(f"bench/{name}" for name in named)
+            found.append(f"{alias} is retired ({record.why}) but still named in {where}")
+    for state in runtime.model_health.connections().values():
+        if state.health == "check_key" and state.why:
+            found.append(state.why)
+    for alias, why in runtime.config.unready.items():
+        found.append(f"{alias} cannot be called: {why}")
+    return found

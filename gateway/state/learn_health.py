@@ -1,0 +1,183 @@
+"""A model's health learned from each call's outcome (contract §18), for gateway/state/learn.py.
+
+Why here and not in each caller: a panel seat, a route turn and a probe judge a model by the
+same rules (routing/health.py); what they decide goes on the board (gateway/state/health.py,
+shared by the workers and, through Redis, the replicas) and, when it matters across a restart,
+into the store with an event when the health changed. The connection guard is applied here too:
+when every model of a connection had its key refused, each is benched naming the connection's
+key, not the model.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from gateway.state.health import ModelHealth, row_of
+from gateway.store.interface import RecordStore
+from routing import Catalog
+from routing.health import (
+    BENCHED,
+    OK,
+    RETIRED,
+    Guard,
+    Judged,
+    Outcome,
+    Record,
+    Rules,
+    guard,
+    judge,
+    retire_by_hand,
+)
+from routing.health import restore as restored
+
+log = logging.getLogger("bench.health")
+
+
+class HealthKeeper:
+    """Judges each outcome, keeps the records, and answers for a connection's health."""
+
+    def __init__(
+        self,
+        book: ModelHealth,
+        rules: Rules,
+        catalog: Catalog,
+        store: RecordStore,
+        clock: Callable[[], float],
+    ) -> None:
+        self.book, self.rules, self.store, self.clock = book, rules, store, clock
+        self.catalog = catalog
+        self.connection_of = {m.alias: m.connection for m in catalog.models}
+
+    async def learn(self, alias: str, outcome: Outcome) -> Record:
+        """*alias*'s record after *outcome*."""
+        if alias not in self.connection_of:
+            return Record()
+        before = self.book.of(alias)
+        if outcome.failure is None and before.health == OK and not before.transient:
+            return before  # the common case: an answer from a model that was well
+        judged = judge(before, outcome, self.clock(), self.rules)
+        if judged.record == before:
+            return before
+        await self._put(alias, judged)
+        if outcome.failure == "signin":
+            await self._guard(self.connection_of[alias])
+        return judged.record
+
+    async def _put(self, alias: str, judged: Judged) -> None:
+        record = judged.record
+        self.book.put(alias, record)
+        if judged.changed or record.health != OK:
+            event = self._event(alias, record) if judged.changed else None
+            await self._keep(alias, record, event)
+        elif record.transient == 0:
+            await self._keep(alias, record, None)  # an ok model's kept row, brought up to date
+
+    def _event(self, alias: str, record: Record) -> dict[str, Any]:
+        at = record.since if record.since is not None else self.clock()
+        log.info("%s is %s: %s", alias, record.health, record.why or "it answered")
+        return {"alias": alias, "health": record.health, "why": record.why, "at": at}
+
+    async def _keep(self, alias: str, record: Record, event: dict[str, Any] | None) -> None:
+        row = {**row_of(alias, record), "changed": self.clock()}
+        try:
+            await self.store.keep_health(row, event)
+        except Exception:
+            log.exception("could not record %s's health", alias)
+
+    async def _guard(self, connection: str) -> None:
+        """Every model of *connection* refused its key: benched naming the key, none retired."""
+        state = self.connection(connection)
+        if state.health != "check_key":
+            return
+        for alias in self.members(connection):
+            record = self.book.of(alias)
+            if record.health == BENCHED and record.why != state.why:
+                self.book.put(alias, replace(record, why=state.why))
+                await self._keep(alias, replace(record, why=state.why), None)
+
+    def members(self, connection: str) -> list[str]:
+        return [alias for alias, name in self.connection_of.items() if name == connection]
+
+    def connection(self, name: str) -> Guard:
+        return guard(name, [self.book.of(alias) for alias in self.members(name)])
+
+    def connections(self) -> dict[str, Guard]:
+        return {name: self.connection(name) for name in sorted(set(self.connection_of.values()))}
+
+    def unseatable(self) -> dict[str, Record]:
+        """alias -> record of every model not to be called now. On a connection that is down,
+        one benched model at a time is due its trial, not one per model."""
+        now = self.clock()
+        records = self.book.all()
+        out = {a: r for a, r in records.items() if r.health != OK and not r.seatable(now)}
+        if not any(r.failing for r in records.values()):
+            return out
+        for name in sorted(set(self.connection_of.values())):
+            members = self.members(name)
+            if guard(name, [records[a] for a in members]).health != "down":
+                continue
+            due = [a for a in members if a not in out and records[a].health != OK]
+            out.update({alias: records[alias] for alias in due[1:]})
+        return out
+
+    def unwell(self) -> dict[str, str]:
+        """alias -> why it is not called now, as a panel's `skipped` says it."""
+        now = self.clock()
+        return {alias: why_not(record, now) for alias, record in self.unseatable().items()}
+
+    def probes_due(self) -> list[str]:
+        """The models the gateway should ask itself now: a gone/paywalled failure awaiting its
+        confirmation, and retired models due their re-probe (not one retired by hand)."""
+        now, rules = self.clock(), self.rules
+        due = []
+        for alias, record in self.book.all().items():
+            if record.health == RETIRED and not record.by_hand:
+                due += [alias] if record.next_trial is not None and now >= record.next_trial else []
+            elif record.health == BENCHED and record.first_gone is not None:
+                trial = max(record.first_gone + rules.confirm_after_s, record.next_trial or 0.0)
+                due += [alias] if now >= trial else []
+        return due
+
+    def postpone(self, alias: str) -> None:
+        """A probe that taught nothing (a rate limit, a refusal): not asked again at once, but
+        at its next turn (a benched model's longest wait, a retired one's re-probe)."""
+        record = self.book.of(alias)
+        wait = self.rules.reprobe_s if record.health == RETIRED else self.rules.backoff_max_s
+        if record.health != OK:
+            self.book.put(alias, replace(record, next_trial=self.clock() + wait))
+
+    def unready(self, whys: dict[str, str]) -> None:
+        """Models that cannot be called as configured (their key's variable unset): benched
+        with that why, with no trial until the gateway starts with it set."""
+        now = self.clock()
+        for alias, why in whys.items():
+            record = self.book.of(alias)
+            if record.health == OK or record.why != why:
+                self.book.put(alias, Record(BENCHED, why, now, None))
+
+    # --- by hand --------------------------------------------------------------------------------
+
+    async def retire(self, alias: str, why: str) -> Record:
+        record = retire_by_hand(self.book.of(alias), why, self.clock(), self.rules)
+        await self._put(alias, Judged(record, True))
+        return record
+
+    async def restore(self, alias: str) -> Record:
+        record = restored(self.book.of(alias), self.clock())
+        await self._put(alias, Judged(record, True))
+        return record
+
+
+def why_not(record: Record, now: float) -> str:
+    """Why a benched or retired model is not called: `benched (trial in 4 s): signin: ...`."""
+    if record.health == RETIRED:
+        return f"retired: {record.why or 'retired'}"
+    if record.next_trial is None:
+        return f"benched: {record.why or 'failing'}"
+    if record.next_trial > now:
+        wait = record.next_trial - now
+        return f"benched (next trial in {wait:.0f} s): {record.why or 'failing'}"
+    return f"benched, one trial at a time on its connection: {record.why or 'failing'}"
