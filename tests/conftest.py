@@ -17,6 +17,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import copy  # noqa: E402
+import fcntl  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -30,6 +31,20 @@ from gateway.serve.server import ServerThread  # noqa: E402
 from simulator import create_sim_app  # noqa: E402
 from tests.helpers.pg import own_pg_server, pg_server, pg_url  # noqa: E402, F401  (fixtures)
 from tests.helpers.redis_server import own_redis, redis_server, redis_url  # noqa: E402, F401  (fixtures)
+
+
+@pytest.fixture(autouse=True)
+def cores(request, tmp_path_factory):
+    """Under pytest-xdist, a test marked `alone` runs while no other worker runs one: such tests
+    load every core and time /healthz meanwhile, which a neighbour's load would make them fail.
+    Every other test holds the run's lock shared; an `alone` test, exclusive."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    alone = request.node.get_closest_marker("alone") is not None
+    with open(tmp_path_factory.getbasetemp().parent / "cores.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,9 @@ from tests.helpers.bench import (
     while_polling_health,
 )
 
+# CPU-heavy, and timed against /healthz: no other worker runs a test meanwhile (conftest.py)
+pytestmark = pytest.mark.alone
+
 START = b'{"model": "bench/trio", "messages": [{"role": "user", "content": "hi"}]'
 
 

@@ -18,6 +18,9 @@ from tests.helpers.bench import (
     while_polling_health,
 )
 
+# CPU-heavy, and timed against /healthz: no other worker runs a test meanwhile (conftest.py)
+pytestmark = pytest.mark.alone
+
 MANY = 200_000  # tiny items, far past gateway.max_messages (1000)
 GEMINI = "/v1beta/models/bench/trio"
 

@@ -16,10 +16,14 @@ import time
 from collections.abc import Iterator
 
 import openai
+import pytest
 
 from benchmarks.load import HealthPoller
 from gateway.serve.process import tune_the_collector
 from tests.helpers.bench import bench_raw, served
+
+# CPU-heavy, and timed against /healthz: no other worker runs a test meanwhile (conftest.py)
+pytestmark = pytest.mark.alone
 
 USER = [{"role": "user", "content": "Review the retry loop, at length."}]
 

@@ -14,6 +14,9 @@ import pytest
 from tests.helpers.bench import bench_raw, while_polling_health
 from tests.helpers.clocks import wait_until
 
+# CPU-heavy, and timed against /healthz: no other worker runs a test meanwhile (conftest.py)
+pytestmark = pytest.mark.alone
+
 ANSWER = "one two three four five six seven eight nine ten eleven twelve"
 MODEL = "bench/crew:route"
 QUESTION = [{"role": "user", "content": "Count to twelve."}]
