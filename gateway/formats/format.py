@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from gateway.route.turn import RouteTurn
 
 
-
 class Format(Protocol):
     """What every client format implements (gateway/endpoints/asking.py calls nothing else)."""
 

@@ -67,16 +67,19 @@ class _HeadTooLarge(Exception):
 
 
 def _reply(status: str, message: str, code: str) -> bytes:
-    body = json.dumps(
-        {
-            "error": {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": code,
+    body = (
+        json.dumps(
+            {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": code,
+                }
             }
-        }
-    ).encode() + b"\n"  # as every JSON body the gateway sends ends (gateway/replies.py)
+        ).encode()
+        + b"\n"
+    )  # as every JSON body the gateway sends ends (gateway/replies.py)
     head = (
         f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"

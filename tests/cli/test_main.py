@@ -314,8 +314,7 @@ def test_serve_prints_its_url_once_as_soon_as_it_listens_in_every_worker_mode(
         assert proc.wait(timeout=60) == 0
     said = [line for line in log.read_text().splitlines() if "Listening on" in line]
     assert said == [
-        f"INFO:     Listening on {url}: the API at {url}/v1, the dashboard at {url}/ "
-        "(Ctrl-C stops)"
+        f"INFO:     Listening on {url}: the API at {url}/v1, the dashboard at {url}/ (Ctrl-C stops)"
     ]
 
 

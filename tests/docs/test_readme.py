@@ -61,8 +61,6 @@ def test_the_curl_block_asks_judges_and_reads_the_record_back(demo):
 def test_the_python_snippet_runs_against_the_demo(demo, index):
     code = pointed_at(blocks("python")[index], demo)
     assert demo.url in code
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=180
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "never backs off" in done.stdout, done.stdout[-2000:]  # kimi, a member, answered

@@ -103,8 +103,9 @@ def test_a_mistyped_name_gets_a_did_you_mean_wherever_it_is_named(gateway, sim, 
     """The config checker's did-you-mean, in every refusal that names an unknown name."""
     with pytest.raises(openai.NotFoundError) as caught:
         gateway.ask("bench/reviewrs")
-    assert "Unknown collection 'reviewrs'; did you mean bench/reviewers?" in (
-        caught.value.body["message"]
+    assert (
+        "Unknown collection 'reviewrs'; did you mean bench/reviewers?"
+        in (caught.value.body["message"])
     )
     with pytest.raises(openai.NotFoundError) as caught:
         gateway.ask("bench/tiro:route")
