@@ -18,8 +18,6 @@ from routing.choose import (
     Seat,
     Skipped,
     choose_panel,
-    estimate_tokens,
-    window_of,
 )
 from routing.evidence import Evidence, Standing
 from routing.refusals import (
@@ -33,6 +31,7 @@ from routing.refusals import (
     did_you_mean,
 )
 from routing.text import IMAGE_PLACEHOLDER, content_text, conversation_text, has_images
+from routing.windows import estimate_tokens, window_of
 
 __all__ = [
     "closest",

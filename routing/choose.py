@@ -24,6 +24,7 @@ from routing.refusals import (
     did_you_mean,
     echo,
 )
+from routing.windows import window_of
 
 CANNOT_SEE = "cannot see images (role vision or the fact vision: true)"
 
@@ -64,19 +65,6 @@ class Panel:
     @property
     def reserves_used(self) -> int:
         return sum(1 for seat in self.seats if seat.replaces is not None)
-
-
-def window_of(model: Model, evidence: Evidence) -> int | None:
-    """The configured window, or the smaller one the provider has shown it really has (None:
-    not known, so any prompt is taken to fit)."""
-    learned = evidence.of(model.alias).window
-    said = model.context_window
-    return min(w for w in (said, learned) if w is not None) if (said or learned) else None
-
-
-def estimate_tokens(characters: int) -> int:
-    """Characters / 4, plus 10 %: cheap, and errs on the large side."""
-    return int(characters / 4 * 1.1)
 
 
 class _Table:

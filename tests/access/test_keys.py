@@ -365,8 +365,8 @@ def test_managing_keys_needs_none_of_the_providers_secrets(tmp_path):
             env=env,
         )
 
-    checked = run("check-config")  # serving does need them, and says so
-    assert checked.returncode == 1 and "BENCH_TEST_PROVIDER_KEY is not set" in checked.stderr
+    checked = run("check-config")  # serving does need them: each such model is benched, and said
+    assert checked.returncode == 0 and "BENCH_TEST_PROVIDER_KEY is not set" in checked.stderr
     created = run("keys", "create", "ci", "--collections", "trio,solo")
     assert created.returncode == 0, created.stderr
     assert created.stdout.strip().startswith("bwk_")

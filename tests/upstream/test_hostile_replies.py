@@ -163,7 +163,10 @@ def test_an_endless_event_stream_line_is_cut_off_and_the_turn_handed_on(sim, tmp
     litellm's reader: +250 MB kept per turn)."""
     sim.set(served("alpha"), flood={"head": STREAM_HEAD, "fill_bytes": GIB, "end": "stall",
                                     "content_type": "text/event-stream"})  # fmt: skip
-    with served_gateway(_raw(sim.url, reader), tmp_path) as gateway:
+    raw = _raw(sim.url, reader)
+    # every turn meets the endless line: alpha is not benched after its third broken stream
+    raw["lifecycle"] = {"failures_to_bench": 100}
+    with served_gateway(raw, tmp_path) as gateway:
         _ask(gateway, "bench/crew:route")
         before = gateway.rss_mb()
         for _ in range(4):
