@@ -11,9 +11,8 @@ id, the role, a tool call's type, the usage, the provider's fields on the chunk 
 `system_fingerprint`), counts past `FRAME_BYTES` a chunk: an honest stream of one-token chunks
 is counted by its text, not by what each chunk says again, and a hostile frame still counts.
 
-Chunks come from either reader: the direct reader's (gateway/upstream/chunks.py: fields it does
-not know in `extra`) and litellm's (pydantic objects: undeclared fields in
-`__pydantic_extra__`); both are read by attribute here.
+Both readers hand route mode the same typed chunk (gateway/upstream/chunks.py), whose `extra`
+on the chunk and on each delta holds every field it does not declare; those count whole too.
 """
 
 from __future__ import annotations
@@ -27,48 +26,40 @@ from gateway.upstream.chunks import Chunk
 # under this; a hostile one counts past it.
 FRAME_BYTES = 256
 
-# litellm's delta keeps these among its undeclared fields; each is read on its own below.
-_DELTA_READ = frozenset({"content", "role", "tool_calls", "reasoning_content", "reasoning"})
-_DELTA_PAYLOAD = (
-    "function_call", "thinking_blocks", "reasoning_items", "provider_specific_fields", "audio",
-    "images", "annotations",
-)  # fmt: skip
-
 
 def relayed_bytes(chunk: Chunk) -> int:
-    """The bytes of *chunk* that count against the answer's limit."""
-    frame = _text(chunk.id) + _extra(chunk)
-    frame += _bytes(getattr(chunk, "system_fingerprint", None))
-    frame += _bytes(getattr(chunk, "provider_specific_fields", None))
+    """The bytes of *chunk* that count against the answer's limit (read once per relayed chunk:
+    the fields every chunk has, by attribute; the rest only when present)."""
+    frame = _text(chunk.id) + (_fields(chunk.extra) if chunk.extra else 0)
     payload = 0
     for choice in chunk.choices:
-        payload += _bytes(choice.logprobs)
+        if choice.logprobs is not None:
+            payload += _bytes(choice.logprobs)
         delta = choice.delta
         frame += _text(delta.role)
-        payload += _text(delta.content)
-        payload += _text(delta.reasoning_content)
-        for name in _DELTA_PAYLOAD:
-            payload += _bytes(getattr(delta, name, None))
-        payload += _extra(delta, skip=_DELTA_READ.union(_DELTA_PAYLOAD))
+        payload += _text(delta.content) + _text(delta.reasoning_content)
+        if delta.function_call is not None:
+            payload += _bytes(delta.function_call)
+        if delta.thinking_blocks is not None:
+            payload += _bytes(delta.thinking_blocks)
+        if delta.extra:  # audio, images, annotations, a provider's own fields, ...
+            payload += _fields(delta.extra)
+            thought = delta.reasoning_content
+            if thought is not None and delta.extra.get("reasoning") == thought:  # litellm's twin
+                payload -= _text(thought) + len("reasoning")
         for part in delta.tool_calls or ():
             frame += _text(part.type)
             payload += _text(part.id)
             payload += _text(part.function.name)
             payload += _text(part.function.arguments)
-    usage = chunk.usage
-    if usage is not None:
-        frame += _bytes(usage)
+    if chunk.usage is not None:
+        frame += _bytes(chunk.usage)
     return payload + max(0, frame - FRAME_BYTES)
 
 
-def _extra(obj: Any, skip: frozenset[str] = frozenset()) -> int:
-    """The fields a provider added that neither reader declares: the direct reader's `extra`,
-    litellm's `__pydantic_extra__` (less what litellm itself keeps there, read apart)."""
-    total = 0
-    for found in (getattr(obj, "extra", None), getattr(obj, "__pydantic_extra__", None)):
-        if isinstance(found, Mapping):
-            total += sum(_text(str(k)) + _bytes(v) for k, v in found.items() if k not in skip)
-    return total
+def _fields(found: Mapping[str, Any]) -> int:
+    """The fields a provider added that the chunk does not declare, names and values."""
+    return sum(_text(str(k)) + _bytes(v) for k, v in found.items())
 
 
 def _text(value: Any) -> int:
