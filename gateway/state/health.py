@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from gateway.board import Board
+from gateway.store.health_rows import COLUMNS
 from routing.health import BENCHED, OK, RETIRED, Record
 
 _CODES = {OK: 0.0, BENCHED: 1.0, RETIRED: 2.0}
@@ -128,20 +129,9 @@ class ModelHealth:
             self.board.write(_LOADED, 1.0)
 
 
-FIELDS = (
-    "health",
-    "why",
-    "since",
-    "next_trial",
-    "transient",
-    "first_gone",
-    "gone_class",
-    "backoff",
-    "last_failure",
-    "failed_at",
-    "answered_at",
-    "by_hand",
-)
+# a model's record: the stored columns (gateway/store/health_rows.py) less its alias and when
+# it last changed
+FIELDS = COLUMNS[1:-1]
 
 
 def row_of(alias: str, record: Record) -> dict[str, Any]:
