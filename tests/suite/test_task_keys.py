@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,10 @@ def test_a_claim_is_as_true_as_its_key_says(task_id: str, tmp_path: Path) -> Non
         assert outcome.passed, f"{task_id}: the true claim does not hold:\n{outcome.errors}"
     else:
         assert outcome.assertion_failed, f"{task_id}: the false claim holds:\n{outcome.errors}"
+
+
+def test_the_task_files_ship_in_the_package_data() -> None:
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    globs = project["tool"]["setuptools"]["package-data"]["gateway"]
+    shipped = {p for g in globs for p in Path(gateway.__file__).parent.glob(g)}
+    assert set(TASKS.glob("*.yaml")) <= shipped
