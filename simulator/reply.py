@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from routing.text import content_text
-from simulator import flood
+from simulator import flood, suite
 from simulator.errors import error_body
 from simulator.exchange import Exchange
 from simulator.shaped import shaped
@@ -52,6 +52,8 @@ async def reply(ex: Exchange, payload: dict[str, Any]) -> None:
     echo = f" You said: {last_user[:80]}" if last_user else ""  # tells seats apart in tests
     default = f"Simulated answer from {ex.model}.{echo}"
     answer = "" if b["empty"] else default if b["answer"] is None else b["answer"]
+    if b["suite_skill"] is not None and not b["empty"]:  # a suite task answered with its skill
+        answer = suite.answer(ex.model, last_user, b["suite_skill"], b["suite_dirs"]) or answer
     if b["answer_bytes"] is not None:  # streamed, its pieces are made in `stream`
         answer = "" if payload.get("stream") else filler(b["answer_bytes"])
     elif not b["repeats_prefix"]:

@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 import yaml
 
-from simulator import flood
+from simulator import flood, suite
 from simulator.clock import Clock, WallClock
 
 _NUM = (int, float)
@@ -79,6 +79,10 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # a reply made as it is sent, too large to script: a gigabyte, an endless line, a
         # compressed bomb (simulator/flood.py)
         "flood": ((dict,), None),
+        # asked a suite task (simulator/suite.py), answer it right with this probability, the same
+        # model and task always alike; `suite_dirs`: folders of task files beside the shipped ones
+        "suite_skill": (_NUM, None),
+        "suite_dirs": ((list,), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
@@ -148,6 +152,7 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
         _check_script(script)
     if behaviour.get("flood") is not None:
         flood.check(behaviour["flood"])
+    suite.check(behaviour.get("suite_dirs"))
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")
