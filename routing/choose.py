@@ -143,11 +143,11 @@ class _Table:
     def merit(self, model: Model) -> tuple[float, bool]:
         """How sure we are the model is useful on the shape: the lower bound of its recent useful
         rate (so a long good record beats one lucky verdict), then the preferred connection."""
-        return (self.evidence.of(model.alias).bounds_on(self.ask.shape)[0], model.preferred)
+        return (self.evidence.bounds_on(model.alias, self.ask.shape)[0], model.preferred)
 
     def promise(self, model: Model) -> float:
         """How good the model could still turn out to be: the upper bound of its recent rate."""
-        return self.evidence.of(model.alias).bounds_on(self.ask.shape)[1]
+        return self.evidence.bounds_on(model.alias, self.ask.shape)[1]
 
     def stalest(self, candidates: list[Model]) -> Model | None:
         return min(candidates, key=self.staleness, default=None)
@@ -260,7 +260,7 @@ def _seat_router(table: _Table) -> int:
     if not pool:
         return 0
     shape = table.ask.shape
-    proven = [m for m in pool if table.evidence.of(m.alias).useful_on(shape) > 0]
+    proven = [m for m in pool if table.evidence.proven_on(m.alias, shape)]
     primary: Model | None
     if proven:
         primary = max(proven, key=lambda m: (table.merit(m), _neg(table.staleness(m))))
@@ -281,19 +281,17 @@ def _neg(key: tuple[float, int, int]) -> tuple[float, int, int]:
 
 def _second_opinion(table: _Table, primary: Model) -> Model | None:
     """Another family, on another connection where one exists, from the close contenders: judged
-    models that could still be better than the primary (their upper bound reaches its lower one).
-    The most promising sits; judging it narrows its bound, so the chair rotates among them, and a
-    strong newcomer gets the verdicts it needs to take the primary's chair. No contender (no
-    evidence yet): the stalest."""
+    or suite-scored models that could still be better than the primary (their upper bound reaches
+    its lower one). The most promising sits; judging it narrows its bound, so the chair rotates
+    among them, and a strong newcomer gets the verdicts it needs to take the primary's chair. No
+    contender (no evidence yet): the stalest."""
     shape = table.ask.shape
     pool = table.pool()
     if not pool:
         return None
     bar = table.merit(primary)[0]
     contenders = [
-        m
-        for m in pool
-        if table.evidence.of(m.alias).judged_on(shape) > 0 and table.promise(m) >= bar
+        m for m in pool if table.evidence.known_on(m.alias, shape) and table.promise(m) >= bar
     ]
     elsewhere = [m for m in contenders if m.connection != primary.connection]
     if contenders:

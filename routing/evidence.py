@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from routing.prior import PRIOR_WEIGHT, SuiteScore, pseudo_verdicts, with_prior
+
 _NO_COUNTS: Mapping[str, int] = MappingProxyType({})
 _NO_WEIGHTS: Mapping[str, tuple[float, float]] = MappingProxyType({})
 
@@ -80,10 +82,11 @@ class Standing:
 
     def bounds_on(self, shape: str) -> tuple[float, float]:
         """Wilson's interval of the recent useful rate on *shape*."""
-        useful, judged = self.recent.get(
-            shape, (float(self.useful_on(shape)), float(self.judged_on(shape)))
-        )
-        return wilson(useful, judged)
+        return wilson(*self.recent_on(shape))
+
+    def recent_on(self, shape: str) -> tuple[float, float]:
+        """The recent (useful, judged) weights on *shape*; the totals when none are kept."""
+        return self.recent.get(shape, (float(self.useful_on(shape)), float(self.judged_on(shape))))
 
     def cooling(self, now: float) -> bool:
         return self.cooling_left(now) > 0
@@ -95,11 +98,40 @@ class Standing:
 
 NEVER = Standing()
 _NO_STANDINGS: Mapping[str, Standing] = MappingProxyType({})
+_NO_SUITE: Mapping[str, Mapping[str, SuiteScore]] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
 class Evidence:
+    """Every model's standing, and its suite score per shape (alias -> shape -> (accuracy,
+    answered)) counted as `prior_weight` pseudo-verdicts in the interval routing ranks by
+    (routing/prior.py). No suite scores: the verdicts alone, as before the suite."""
+
     standings: Mapping[str, Standing] = field(default_factory=lambda: _NO_STANDINGS)
+    suite: Mapping[str, Mapping[str, SuiteScore]] = field(default_factory=lambda: _NO_SUITE)
+    prior_weight: float = PRIOR_WEIGHT
 
     def of(self, alias: str) -> Standing:
         return self.standings.get(alias, NEVER)
+
+    def score_on(self, alias: str, shape: str) -> SuiteScore | None:
+        return self.suite.get(alias, {}).get(shape)
+
+    def weights_on(self, alias: str, shape: str) -> tuple[float, float]:
+        """(useful, judged): the model's recent verdicts on *shape* and its suite's prior."""
+        score = self.score_on(alias, shape)
+        return with_prior(self.of(alias).recent_on(shape), score, self.prior_weight)
+
+    def bounds_on(self, alias: str, shape: str) -> tuple[float, float]:
+        """Wilson's interval of the model's useful rate on *shape*, its suite prior counted."""
+        return wilson(*self.weights_on(alias, shape))
+
+    def proven_on(self, alias: str, shape: str) -> bool:
+        """Something says the model is useful on *shape*: a useful verdict or a suite score."""
+        prior = pseudo_verdicts(self.score_on(alias, shape), self.prior_weight)
+        return self.of(alias).useful_on(shape) > 0 or prior[0] > 0
+
+    def known_on(self, alias: str, shape: str) -> bool:
+        """The model has been judged on *shape*, or scored on it by the suite."""
+        prior = pseudo_verdicts(self.score_on(alias, shape), self.prior_weight)
+        return self.of(alias).judged_on(shape) > 0 or prior[1] > 0

@@ -1,10 +1,11 @@
 """The order in which route mode offers a turn to a collection's members. Pure: figures in, an
 order out.
 
-Why this order: an agent wants its best member every turn, so members go by useful verdicts
-(ties keep the collection's order, which is the owner's preference); a cooling member would only
-waste the turn's first try, so it goes last; a conversation stays with the member that has it,
-since a new model mid-task has to re-read the whole context and may answer in a different voice.
+Why this order: an agent wants its best member every turn, so members go by useful verdicts,
+their suite score counted as a few of them (ties keep the collection's order, which is the
+owner's preference); a cooling member would only waste the turn's first try, so it goes last; a
+conversation stays with the member that has it, since a new model mid-task has to re-read the
+whole context and may answer in a different voice.
 Alone, that loop would never give an unproven member a turn, so a new conversation sometimes
 (`explore`, drawn by the caller) starts with the stalest member that is not cooling.
 """
@@ -18,6 +19,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class MemberFigures:
     useful: int = 0
+    # useful pseudo-verdicts from the member's suite score (routing/prior.py `pseudo_verdicts`):
+    # an unjudged member ranks by its suite until its verdicts outnumber them
+    prior: float = 0.0
     last_seated: float | None = None  # None: never seated, the stalest of all
     cooling: bool = False
 
@@ -36,8 +40,8 @@ def route_order(
     member that is not cooling."""
     fresh = [m for m in members if not _fig(figures, m).cooling]
     cooling = [m for m in members if _fig(figures, m).cooling]
-    ranked = sorted(fresh, key=lambda m: -_fig(figures, m).useful)  # stable: ties keep order
-    ranked += sorted(cooling, key=lambda m: -_fig(figures, m).useful)
+    ranked = sorted(fresh, key=lambda m: -_merit(figures, m))  # stable: ties keep order
+    ranked += sorted(cooling, key=lambda m: -_merit(figures, m))
     if sticky is not None and sticky in fresh:
         ranked.remove(sticky)
         ranked.insert(0, sticky)
@@ -50,6 +54,11 @@ def route_order(
 
 def _fig(figures: Mapping[str, MemberFigures], alias: str) -> MemberFigures:
     return figures.get(alias) or MemberFigures()
+
+
+def _merit(figures: Mapping[str, MemberFigures], alias: str) -> float:
+    member = _fig(figures, alias)
+    return member.useful + member.prior
 
 
 def _staleness(figures: MemberFigures, position: int) -> tuple[float, int]:

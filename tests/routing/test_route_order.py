@@ -38,3 +38,16 @@ def test_members_are_ordered(figures, sticky, explore, expected):
 def test_every_member_cooling_keeps_them_all_by_verdicts():
     figures = {m: MemberFigures(useful=i, cooling=True) for i, m in enumerate(M)}
     assert route_order(M, figures, explore=True) == ["c", "b", "a"]
+
+
+@pytest.mark.parametrize(
+    ("figures", "expected"),
+    [
+        ({"c": MemberFigures(prior=4.5), "b": MemberFigures(prior=1.5)}, ["c", "b", "a"]),
+        ({"a": MemberFigures(useful=6), "c": MemberFigures(prior=5.0)}, ["a", "c", "b"]),
+        ({"a": MemberFigures(useful=1, prior=1.0), "b": MemberFigures(prior=4.0)},
+         ["b", "a", "c"]),
+    ],
+)  # fmt: skip
+def test_a_suite_prior_counts_beside_useful_verdicts_in_the_order(figures, expected):
+    assert route_order(M, figures) == expected
