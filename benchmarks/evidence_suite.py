@@ -1,0 +1,306 @@
+"""Does the suite seed the router? A replay at the routing level, with hidden skills.
+
+Every model has a hidden skill: the chance its answer is useful to the judge, and the
+`suite_skill` the simulator answers the shipped suite tasks with (simulator/suite.py: the same
+model and task always alike). The suite's answers are scored from their last line as the
+contract says, and the scores go into routing's evidence as `prior_weight` pseudo-verdicts
+(routing/prior.py). Panels are chosen by `choose_panel` itself, the judge gives verdicts on 60 %
+of seats; no HTTP, so twenty seeds take seconds. Side by side: the same replay with verdicts only
+(today's gateway, no suite scores in its evidence).
+
+Scenarios, per seed (twenty models, skills 0.90 down to 0.10, shuffled):
+
+1. cold start: one quick set (8 review tasks over the kinds) per model, no verdict: is the
+   router's primary among the best two by hidden skill?
+2. ranking: Spearman's rho of suite accuracy against hidden skill (the quick set; all review tasks).
+3. newcomer: a bench settled over 300 judged panels, then a model of skill 0.97 with its quick
+   set: panels until it is primary, and its verdicts by then.
+4. deceiver: a model perfect on the suite (skill 1.0) but useless to the judge (0.05) joins a
+   cold bench: verdicts on it until it loses the primary chair.
+
+    python benchmarks/evidence_suite.py            # 20 seeds, writes docs/evidence-suite.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from routing import ROUTER_PANEL, Catalog, Evidence, Model, PanelLimits, PanelRequest, Standing
+from routing import choose_panel as choose
+from routing.evidence import recent_after
+from routing.prior import PRIOR_WEIGHT
+from simulator import suite
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "docs" / "evidence-suite.json"
+SHAPE = "review"
+QUICK = {"bug": 3, "control": 3, "claim": 2}
+FAULT = (
+    "Is there a bug? End your answer with exactly one line: `FAULT: line N` (N the line of the "
+    "bug) or `NO FAULT`."
+)
+VERDICT = "End your answer with exactly one line: `VERDICT: TRUE` or `VERDICT: FALSE`."
+LAST = re.compile(r"^\W*(FAULT: line (\d+)|NO FAULT|VERDICT: (TRUE|FALSE))\W*$", re.IGNORECASE)
+LIMITS = PanelLimits(max_calls=4, max_explorers=2, reserves=2)
+
+
+@dataclass
+class Run:
+    seed: int
+    cold_top2: bool = False  # with the suite
+    cold_top2_verdicts_only: bool = False
+    cold_top2_full: bool = False  # with every review task answered, not the quick set only
+    rho_quick: float = 0.0
+    rho_full: float = 0.0
+    newcomer_primary: int | None = None  # panels until primary, with the suite
+    newcomer_judged: int | None = None  # ... its verdicts by then
+    newcomer_primary_verdicts_only: int | None = None
+    newcomer_judged_verdicts_only: int | None = None
+    newcomer_quick: float = 0.0  # its quick-set accuracy
+    deceiver_first_primary: bool = False
+    deceiver_was_primary: bool = False
+    deceiver_judged: int | None = None  # verdicts on it when it lost the chair
+    skills: dict[str, float] = field(default_factory=dict)
+
+
+def asking(task: suite.Task, language: str) -> str:
+    numbered = "\n".join(f"{n:>4} | {line}" for n, line in enumerate(task.code.splitlines(), 1))
+    fenced = f"```{language}\n{numbered}\n```"
+    if task.kind == "claim":
+        return f"{fenced}\n\nClaim: {task.claim}\n\n{VERDICT}"
+    return f"{fenced}\n\n{FAULT}"
+
+
+def scored(task: suite.Task, answer: str) -> bool | None:
+    """Right or wrong by the answer's last line; None when it has no answer line."""
+    match = LAST.match(answer.strip().splitlines()[-1]) if answer.strip() else None
+    if match is None:
+        return None
+    if task.kind == "claim":
+        return match.group(3) is not None and (match.group(3).upper() == "TRUE") == task.truth
+    line = int(match.group(2)) if match.group(2) else None
+    return line in task.lines if task.kind == "bug" else line is None
+
+
+class Tasks:
+    """The shipped review tasks, asked as the gateway asks them."""
+
+    def __init__(self) -> None:
+        tasks = suite.load(suite.SHIPPED)
+        raw = {p.stem: p.read_text() for p in suite.SHIPPED.glob("*.yaml")}
+        self.review = {
+            i: t for i, t in sorted(tasks.items()) if f"shape: {SHAPE}" in raw[i].splitlines()
+        }
+        self.language = {i: "python" if i.startswith("py-") else "javascript" for i in tasks}
+
+    def quick(self, rng: random.Random) -> list[str]:
+        chosen: list[str] = []
+        for kind, count in QUICK.items():
+            chosen += rng.sample(sorted(i for i, t in self.review.items() if t.kind == kind), count)
+        return chosen
+
+    def accuracy(self, name: str, skill: float, ids: list[str]) -> tuple[float, int]:
+        marks = [
+            scored(self.review[i], suite.answer(name, asking(self.review[i], self.language[i]),
+                                                skill) or "")
+            for i in ids
+        ]  # fmt: skip
+        answered = [m for m in marks if m is not None]
+        return (sum(answered) / len(answered) if answered else 0.0, len(answered))
+
+
+class Bench:
+    """A router's records: standings from verdicts, suite scores when `suite` is on."""
+
+    def __init__(
+        self, quality: dict[str, float], rng: random.Random, use_suite: bool, weight: float
+    ) -> None:
+        self.quality, self.rng, self.use_suite, self.weight = quality, rng, use_suite, weight
+        self.standings: dict[str, Standing] = {}
+        self.scores: dict[str, float | tuple[float, int]] = {}
+        self.judged: dict[str, int] = {}
+        self.n = 0
+
+    def catalog(self) -> Catalog:
+        models = tuple(
+            Model(alias=a, served=f"openai/{a}", connection=f"c{i % 5}", role="general")
+            for i, a in enumerate(sorted(self.quality))
+        )
+        return Catalog(models=models, limits=LIMITS)
+
+    def evidence(self) -> Evidence:
+        suite_scores = {a: MappingProxyType({SHAPE: s}) for a, s in self.scores.items()}
+        return Evidence(
+            MappingProxyType(dict(self.standings)),
+            MappingProxyType(suite_scores if self.use_suite else {}),
+            self.weight,
+        )
+
+    def panel(self, judge_share: float = 0.6) -> str:
+        """One router panel, judged; its primary's alias."""
+        self.n += 1
+        ask = PanelRequest(ROUTER_PANEL, SHAPE, seed=self.n)
+        seats = choose(ask, self.catalog(), self.evidence(), float(self.n)).seats
+        for seat in seats:
+            old = self.standings.get(seat.alias, Standing())
+            useful, judged, recent = dict(old.useful), dict(old.judged), dict(old.recent)
+            if self.rng.random() < judge_share:
+                good = self.rng.random() < self.quality[seat.alias]
+                useful[SHAPE] = useful.get(SHAPE, 0) + good
+                judged[SHAPE] = judged.get(SHAPE, 0) + 1
+                recent[SHAPE] = recent_after(recent.get(SHAPE, (0.0, 0.0)), good)
+                self.judged[seat.alias] = self.judged.get(seat.alias, 0) + 1
+            self.standings[seat.alias] = Standing(
+                last_seated=float(self.n),
+                seated=old.seated + 1,
+                useful=MappingProxyType(useful),
+                judged=MappingProxyType(judged),
+                recent=MappingProxyType(recent),
+            )
+        return next(s.alias for s in seats if s.name == "primary")
+
+
+def spearman(xs: list[float], ys: list[float]) -> float:
+    def ranks(values: list[float]) -> list[float]:
+        order = sorted(range(len(values)), key=values.__getitem__)
+        out = [0.0] * len(values)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2
+            i = j + 1
+        return out
+
+    rx, ry = ranks(xs), ranks(ys)
+    return statistics.correlation(rx, ry)
+
+
+def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
+    rng = random.Random(seed)
+    skills = [round(0.9 - 0.8 * i / 19, 3) for i in range(20)]
+    rng.shuffle(skills)
+    skill = {f"m{i + 1:02d}": s for i, s in enumerate(skills)}
+    best = set(sorted(skill, key=skill.__getitem__, reverse=True)[:2])
+    out = Run(seed, skills=dict(skill))
+    quick = tasks.quick(rng)
+
+    def name(alias: str) -> str:  # the simulator's model name: fresh draws per seed
+        return f"seed{seed}-{alias}"
+
+    scores = {a: tasks.accuracy(name(a), s, quick) for a, s in skill.items()}
+    full = {a: tasks.accuracy(name(a), s, list(tasks.review)) for a, s in skill.items()}
+    order = sorted(skill)
+    out.rho_quick = spearman([scores[a][0] for a in order], [skill[a] for a in order])
+    out.rho_full = spearman([full[a][0] for a in order], [skill[a] for a in order])
+    for use_suite in (True, False):
+        cold = Bench(dict(skill), random.Random(seed * 7), use_suite, weight)
+        cold.scores = dict(scores)
+        first = cold.panel(judge_share=0.0)
+        if use_suite:
+            out.cold_top2 = first in best
+            cold = Bench(dict(skill), random.Random(seed * 7), use_suite, weight)
+            cold.scores = dict(full)
+            out.cold_top2_full = cold.panel(judge_share=0.0) in best
+        else:
+            out.cold_top2_verdicts_only = first in best
+        # the newcomer, on a bench settled over 300 judged panels
+        settled = Bench(dict(skill), random.Random(seed * 11), use_suite, weight)
+        settled.scores = dict(scores)
+        for _ in range(300):
+            settled.panel()
+        settled.quality["m99"] = 0.97
+        settled.scores["m99"] = tasks.accuracy(name("m99"), 0.97, quick)
+        out.newcomer_quick = settled.scores["m99"][0]
+        for i in range(1, 61):
+            if settled.panel() == "m99":
+                if use_suite:
+                    out.newcomer_primary, out.newcomer_judged = i, settled.judged.get("m99", 0)
+                else:
+                    out.newcomer_primary_verdicts_only = i
+                    out.newcomer_judged_verdicts_only = settled.judged.get("m99", 0)
+                break
+    # the deceiver: perfect on the suite, useless to the judge
+    deceived = Bench({**skill, "m98": 0.05}, random.Random(seed * 13), True, weight)
+    deceived.scores = {**scores, "m98": tasks.accuracy(name("m98"), 1.0, quick)}
+    was_primary = False
+    for _ in range(120):
+        primary = deceived.panel()
+        if primary == "m98":
+            was_primary = out.deceiver_was_primary = True
+            out.deceiver_first_primary = out.deceiver_first_primary or deceived.n == 1
+        elif was_primary:
+            out.deceiver_judged = deceived.judged.get("m98", 0)
+            break
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--weight", type=float, default=PRIOR_WEIGHT, help="suite.prior_weight")
+    args = parser.parse_args(argv)
+    tasks = Tasks()
+    runs = [run(seed, tasks, args.weight) for seed in range(1, args.seeds + 1)]
+    for r in runs:
+        print(
+            f"[seed {r.seed}] cold top2 {r.cold_top2} (verdicts only {r.cold_top2_verdicts_only});"
+            f" rho {r.rho_quick:.2f}/{r.rho_full:.2f}; newcomer primary after {r.newcomer_primary}"
+            f" panels, {r.newcomer_judged} verdicts (quick {r.newcomer_quick:.2f}; verdicts only "
+            f"{r.newcomer_primary_verdicts_only}, {r.newcomer_judged_verdicts_only}); deceiver "
+            f"first {r.deceiver_first_primary}, lost the chair after {r.deceiver_judged} verdicts",
+            flush=True,
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    results[f"prior_weight {args.weight:g}"] = {"runs": [asdict(r) for r in runs]}
+    args.out.write_text(json.dumps(results, indent=1))
+    print(summary(runs))
+    return 0
+
+
+def summary(runs: list[Run]) -> str:
+    def share(values: list[bool]) -> str:
+        return f"{sum(values)}/{len(values)}"
+
+    def spread(values: list[int | None]) -> str:
+        got = sorted(v for v in values if v is not None)
+        missing = len(values) - len(got)
+        if not got:
+            return f"none of {len(values)}"
+        median = statistics.median(got)
+        return f"median {median:g}, {got[0]}-{got[-1]}" + (f", {missing} never" if missing else "")
+
+    return "\n".join(
+        [
+            f"cold start, primary among the best two: suite {share([r.cold_top2 for r in runs])},"
+            f" verdicts only {share([r.cold_top2_verdicts_only for r in runs])}; after every"
+            f" review task {share([r.cold_top2_full for r in runs])}",
+            f"Spearman rho, quick set: median {statistics.median(r.rho_quick for r in runs):.2f},"
+            f" min {min(r.rho_quick for r in runs):.2f}; all review tasks: median "
+            f"{statistics.median(r.rho_full for r in runs):.2f}, min "
+            f"{min(r.rho_full for r in runs):.2f}",
+            f"newcomer, panels until primary: suite {spread([r.newcomer_primary for r in runs])};"
+            f" verdicts only {spread([r.newcomer_primary_verdicts_only for r in runs])}",
+            f"newcomer, its verdicts by then: suite {spread([r.newcomer_judged for r in runs])};"
+            f" verdicts only {spread([r.newcomer_judged_verdicts_only for r in runs])}",
+            f"deceiver primary at first: {share([r.deceiver_first_primary for r in runs])}, ever:"
+            f" {share([r.deceiver_was_primary for r in runs])}; verdicts until it lost the chair:"
+            f" {spread([r.deceiver_judged for r in runs if r.deceiver_was_primary])}",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
