@@ -223,24 +223,26 @@ def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
         settled.scores["m99"] = tasks.accuracy(name("m99"), 0.97, quick)
         out.newcomer_quick = settled.scores["m99"][0]
         for i in range(1, 61):
+            before = settled.judged.get("m99", 0)  # verdicts given before this panel's
             if settled.panel() == "m99":
                 if use_suite:
-                    out.newcomer_primary, out.newcomer_judged = i, settled.judged.get("m99", 0)
+                    out.newcomer_primary, out.newcomer_judged = i, before
                 else:
                     out.newcomer_primary_verdicts_only = i
-                    out.newcomer_judged_verdicts_only = settled.judged.get("m99", 0)
+                    out.newcomer_judged_verdicts_only = before
                 break
     # the deceiver: perfect on the suite, useless to the judge
     deceived = Bench({**skill, "m98": 0.05}, random.Random(seed * 13), True, weight)
     deceived.scores = {**scores, "m98": tasks.accuracy(name("m98"), 1.0, quick)}
     was_primary = False
     for _ in range(120):
+        before = deceived.judged.get("m98", 0)
         primary = deceived.panel()
         if primary == "m98":
             was_primary = out.deceiver_was_primary = True
             out.deceiver_first_primary = out.deceiver_first_primary or deceived.n == 1
         elif was_primary:
-            out.deceiver_judged = deceived.judged.get("m98", 0)
+            out.deceiver_judged = before
             break
     return out
 
