@@ -25,6 +25,7 @@ stand in for what).
     python benchmarks/evidence.py              # 3 seeds, both gateways (12-15 minutes on 2 cores)
     python benchmarks/evidence.py --quick      # 1 seed, shorter phases
     python benchmarks/evidence.py --only ours --label before
+    python benchmarks/evidence.py --suite      # the suite as evidence (evidence_suite.py)
 """
 
 from __future__ import annotations
@@ -269,7 +270,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="after", help="where ours' figures go: before|after")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--limits-only", action="store_true", help="rerun only the rate limits")
+    parser.add_argument("--suite", action="store_true", help="the suite's replay, 20 seeds")
     args = parser.parse_args(argv)
+    if args.suite:  # hidden suite skills, replayed at the routing level: seconds, not minutes
+        from evidence_suite import main as replay_suite
+
+        return replay_suite([])
     phases = Phases(converge=150, decline=40, discover=40, limits=60) if args.quick else Phases()
     seeds = 1 if args.quick else args.seeds
     kinds = args.only or ["ours", "seed"]
