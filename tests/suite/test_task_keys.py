@@ -23,7 +23,7 @@ import gateway
 TASKS = Path(gateway.__file__).parent / "suite" / "tasks"
 KEYS = yaml.safe_load((Path(__file__).parent / "keys.yaml").read_text())
 NODE = shutil.which("node")
-NO_NODE = "node is not installed: apt-get install nodejs (CI's image has it) to check JS tasks"
+NO_NODE = "node is missing: apt-get install nodejs (.ci/install-agents does) to check JS tasks"
 
 
 def task(task_id: str) -> dict[str, Any]:
