@@ -40,7 +40,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
             continue
         goal = "<= 1" if fate.status == 410 else "<= 2"
         add(
-            f"{fate.alias}, {fate.what} from {_day(fate, days)}: seats spent on it (probes)",
+            f"{fate.alias}, {fate.what} from {_day(fate, days)}: seats given to it (own calls)",
             goal,
             lambda r, a=fate.alias: f"{r['failing'][a]['seats']} ({r['failing'][a]['probes']})",
         )
@@ -48,12 +48,12 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         if fate.dead or fate.every is not None or fate.fails_on is None:
             continue
         add(
-            f"{fate.alias}, {fate.what}: seats while it failed (probes)",
+            f"{fate.alias}, {fate.what}: seats while it failed (own calls)",
             "",
             lambda r, a=fate.alias: f"{r['failing'][a]['seats']} ({r['failing'][a]['probes']})",
         )
     add(
-        "flaky, 500 on one call in 5: failed seats / handed to a reserve",
+        "flaky, 500 on one call in 5: failed seats / chairs handed on to a reserve",
         "all handed on",
         lambda r: f"{r['flaky']['failed']} / {r['flaky']['replaced']}",
     )
