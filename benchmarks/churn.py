@@ -87,6 +87,7 @@ def run(
         for name, side in sides.items():
             raw = {
                 "t0": side.t0,
+                "clock": {"speed": clock.speed, "origin": clock.origin},
                 "panels": side.panels(),
                 "log": side.log(),
                 "events": side.events(),

@@ -161,6 +161,11 @@ def figures(side: dict[str, Any], clock: Clock, days: float) -> dict[str, Any]:
         "panels_lost_a_chair": sum(bool(chairs) for chairs in lost),
         "chairs_lost": sum(len(chairs) for chairs in lost),
         "chairs_lost_by_model": _count(alias for chairs in lost for alias in chairs),
+        "lost_on_days": [
+            round((month.at(p) - month.t0) / DAY, 1)
+            for p, chairs in zip(month.panels, lost, strict=True)
+            if chairs
+        ],
         "lost_examples": [
             _brief(p, month) for p, chairs in zip(month.panels, lost, strict=True) if chairs
         ][:12],

@@ -26,6 +26,12 @@ def _hours(value: float | None) -> str:
     return "never" if value is None else f"{value:.1f} h"
 
 
+def _days(days: list[float]) -> str:
+    if not days:
+        return ""
+    return f", on day {days[0]:g}" if len(days) == 1 else f", on days {days[0]:g} to {days[-1]:g}"
+
+
 def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
     """(measure, goal, {column: figure})."""
     days = results["run"]["days"]
@@ -60,7 +66,10 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
     add(
         "panels that lost a chair (chairs lost)",
         "0",
-        lambda r: f"{r['panels_lost_a_chair']} of {r['panels']} ({r['chairs_lost']})",
+        lambda r: (
+            f"{r['panels_lost_a_chair']} of {r['panels']} ({r['chairs_lost']})"
+            + _days(r.get("lost_on_days") or [])
+        ),
     )
     add(
         "false retirements",
@@ -103,7 +112,10 @@ def table(results: dict[str, Any]) -> str:
     lines.append(
         f"A month of {run['days']:g} days, {run['per_day']:g} panels a day, time {run['speed']:g}"
         f" times the wall's ({run['seconds']:.0f} s for both sides, {run['when']}); before model "
-        f"health: commit {run['baseline']}."
+        f"health: commit {run['baseline']}. Panels sent behind the month's clock (the machine "
+        "busy): "
+        + ", ".join(f"{name} {results[k].get('late_panels', 0)}" for k, name in present)
+        + "."
     )
     return "\n".join(lines)
 
