@@ -161,11 +161,13 @@ def figures(side: dict[str, Any], clock: Clock, days: float) -> dict[str, Any]:
         "panels_lost_a_chair": sum(bool(chairs) for chairs in lost),
         "chairs_lost": sum(len(chairs) for chairs in lost),
         "chairs_lost_by_model": _count(alias for chairs in lost for alias in chairs),
-        "lost_on_days": [
-            round((month.at(p) - month.t0) / DAY, 1)
-            for p, chairs in zip(month.panels, lost, strict=True)
-            if chairs
-        ],
+        "lost_on_days": _first_last(
+            [
+                (month.at(p) - month.t0) / DAY
+                for p, chairs in zip(month.panels, lost, strict=True)
+                if chairs
+            ]
+        ),
         "lost_examples": [
             _brief(p, month) for p, chairs in zip(month.panels, lost, strict=True) if chairs
         ][:12],
@@ -201,6 +203,11 @@ def _brief(panel: dict[str, Any], month: Month) -> dict[str, Any]:
         ],
         "skipped": [f"{s.get('seat')}={s.get('alias')}" for s in _listed(panel.get("skipped"))],
     }
+
+
+def _first_last(days: list[float]) -> list[float]:
+    """The first and last day something happened on (empty: never)."""
+    return [round(days[0], 1), round(days[-1], 1)] if days else []
 
 
 def _count(items: Any) -> dict[str, int]:

@@ -29,7 +29,8 @@ def _hours(value: float | None) -> str:
 def _days(days: list[float]) -> str:
     if not days:
         return ""
-    return f", on day {days[0]:g}" if len(days) == 1 else f", on days {days[0]:g} to {days[-1]:g}"
+    first, last = days[0], days[-1]
+    return f", on day {first:g}" if first == last else f", on days {first:g} to {last:g}"
 
 
 def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
