@@ -11,15 +11,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from churn_world import FATES, Fate, when
+from churn_world import DAY, FATES, Fate, when
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = (("ours", "this gateway"), ("before", "before model health"))
 START, END = "<!-- churn-table -->", "<!-- /churn-table -->"
 
 
-def _day(fate: Fate, days: float) -> str:
-    return f"day {when(fate.fails_on or 0, days) / 86400:g}"
+def _when(fate: Fate, days: float) -> str:
+    """The days (of this run's month) a model failed on, as the table names them."""
+    start = when(fate.fails_on or 0, days) / DAY
+    if fate.lasts_s is not None:
+        return f"day {start:.3g}, for {fate.lasts_s / 3600:g} h"
+    if fate.back_on is None:
+        return f"from day {start:.3g}"
+    return f"days {start:.3g} to {when(fate.back_on, days) / DAY:.3g}"
 
 
 def _hours(value: float | None) -> str:
@@ -47,7 +53,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
             continue
         goal = "<= 1" if fate.status == 410 else "<= 2"
         add(
-            f"{fate.alias}, {fate.what} from {_day(fate, days)}: seats given to it (own calls)",
+            f"{fate.alias}, {fate.what} {_when(fate, days)}: seats given to it (own calls)",
             goal,
             lambda r, a=fate.alias: f"{r['failing'][a]['seats']} ({r['failing'][a]['probes']})",
         )
@@ -55,7 +61,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         if fate.dead or fate.every is not None or fate.fails_on is None:
             continue
         add(
-            f"{fate.alias}, {fate.what}: seats while it failed (own calls)",
+            f"{fate.alias}, {fate.what} {_when(fate, days)}: seats while it failed (own calls)",
             "",
             lambda r, a=fate.alias: f"{r['failing'][a]['seats']} ({r['failing'][a]['probes']})",
         )

@@ -84,7 +84,7 @@ FATES = (
     ),
     Fate(
         "revoked",
-        "key revoked (401), fixed 3 days later",
+        "key revoked (401)",
         fails_on=8,
         back_on=11,
         status=401,
@@ -92,7 +92,7 @@ FATES = (
     ),
     Fate(
         "data-policy",
-        "account setting (404 data policy), changed on day 24",
+        "account setting (404 data policy)",
         fails_on=4,
         back_on=24,
         status=404,
@@ -101,7 +101,7 @@ FATES = (
     ),
     Fate(
         "outage",
-        "provider down for an hour (503)",
+        "provider down (503)",
         fails_on=17,
         status=503,
         message="Service Unavailable",
@@ -116,7 +116,7 @@ FATES = (
     ),
     Fate(
         "returns",
-        "withdrawn (404), back 10 days later",
+        "withdrawn (404)",
         fails_on=12,
         back_on=22,
         status=404,
