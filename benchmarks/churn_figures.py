@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from churn_sides import PANEL_PROMPT, Clock
-from churn_world import DAY, FATES, HOUR, Fate, served, when, window
+from churn_world import DAY, FATES, HOUR, Fate, served, window
 
 PANEL_WORDS = PANEL_PROMPT.split("{n}")[1]
 
@@ -215,7 +215,3 @@ def _count(items: Any) -> dict[str, int]:
     for item in items:
         counts[item] = counts.get(item, 0) + 1
     return dict(sorted(counts.items()))
-
-
-def day_of(fate: Fate, days: float) -> float | None:
-    return None if fate.fails_on is None else when(fate.fails_on, days) / DAY

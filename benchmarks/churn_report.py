@@ -84,7 +84,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
         lambda r: str(len(r["false_retirements"])) if r["has_health"] else "0 (never retires)",
     )
     for fate in FATES:
-        if fate.alias in next(iter(results[k] for k, _ in COLUMNS if k in results))["back_after_h"]:
+        if fate.back_on is not None or fate.lasts_s is not None:  # it comes back
             goal = f"<= {reprobe_h:g} h (one re-probe)" if fate.retirable else ""
             add(
                 f"{fate.alias}: from its return to an answered seat",
