@@ -33,3 +33,22 @@ class WallClock:
         if seconds > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), seconds)
+
+
+class ScaledClock(WallClock):
+    """A clock that runs *speed* times faster than the wall from *origin* (a wall time; now by
+    default): a month of a provider's life played in minutes. Stamps, pauses and timelines all
+    read it, so a pause of s seconds takes s / speed on the wall. Whoever knows *origin* and
+    *speed* can tell this clock's time from the wall's, to the stamp."""
+
+    def __init__(self, speed: float, origin: float | None = None) -> None:
+        if not speed > 0:
+            raise ValueError(f"a clock's speed must be above 0, got {speed!r}")
+        self.speed = speed
+        self.origin = time.time() if origin is None else origin
+
+    def now(self) -> float:
+        return self.origin + (time.time() - self.origin) * self.speed
+
+    async def wait(self, event: asyncio.Event, seconds: float) -> None:
+        await super().wait(event, seconds / self.speed)

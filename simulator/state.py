@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 import yaml
 
-from simulator import flood, suite
+from simulator import flood, suite, timeline
 from simulator.clock import Clock, WallClock
 
 _NUM = (int, float)
@@ -34,6 +34,13 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # the faults strike only a request whose last message is a tool's result: an agent's
         # later turn fails while its first is answered (failover in the middle of a session)
         "fail_tool_turns": ((bool,), False),
+        # the faults strike only every n-th request since the behaviour was set (a flaky model
+        # failing one call in n; simulator/timeline.py)
+        "fail_every": ((int,), None),
+        # phases on the simulator's clock, [{"at_s": 86400, "status": 404, ...}, {"at_s": ...}]:
+        # from its at_s (since the behaviour was set) a phase's keys lie over the model's own
+        # (a model withdrawn, then back; simulator/timeline.py)
+        "timeline": ((list,), None),
         "hang": ((bool,), False),
         "empty": ((bool,), False),
         "chunk_delay_s": (_NUM, 0.0),
@@ -153,6 +160,10 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
     if behaviour.get("flood") is not None:
         flood.check(behaviour["flood"])
     suite.check(behaviour.get("suite_dirs"))
+    if behaviour.get("timeline") is not None:
+        timeline.check(behaviour["timeline"], validate_behaviour)
+    if behaviour.get("fail_every") is not None and behaviour["fail_every"] < 1:
+        raise ValueError("simulator behaviour key 'fail_every' must be 1 or more")
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")
@@ -239,13 +250,20 @@ class SimState:
         return [r for r in self.requests if r["model"] == model]
 
     def behaviour_for(self, model: str) -> Behaviour:
-        """The effective behaviour for *model*, with every key present (defaults filled in)."""
-        own = self.behaviours.get(model, self.behaviours.get("*", {}))
+        """The effective behaviour for *model* now (its timeline's phase in force), with every
+        key present (defaults filled in)."""
+        key = model if model in self.behaviours else "*"
+        since = self._set_at.get(key)
+        elapsed = None if since is None else self.clock.now() - since
+        own = timeline.in_force(self.behaviours.get(key, {}), elapsed)
         return {k: d if own.get(k) is None else own[k] for k, (_, d) in BEHAVIOUR_KEYS.items()}
 
     def recovered(self, model: str, behaviour: Behaviour, attempt: int) -> bool:
-        """Has *model* stopped failing (past its `fail_times` requests or its `fail_for_s`)?"""
+        """Has *model* stopped failing (past its `fail_times` requests or its `fail_for_s`), or
+        is this request one its `fail_every` spares?"""
         if behaviour["fail_times"] is not None and attempt > behaviour["fail_times"]:
+            return True
+        if timeline.spared(behaviour["fail_every"], attempt):
             return True
         since = self._set_at.get(model if model in self.behaviours else "*")
         limit = behaviour["fail_for_s"]
