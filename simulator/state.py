@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 import yaml
 
-from simulator import flood
+from simulator import flood, listing
 from simulator.clock import Clock, WallClock
 
 _NUM = (int, float)
@@ -79,6 +79,9 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # a reply made as it is sent, too large to script: a gigabyte, an endless line, a
         # compressed bomb (simulator/flood.py)
         "flood": ((dict,), None),
+        # how the provider's listing states this model: false, missing from it; or what its
+        # entry says (free, expires, context_length, tools: simulator/listing.py)
+        "listing": ((dict, bool), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
@@ -148,6 +151,8 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
         _check_script(script)
     if behaviour.get("flood") is not None:
         flood.check(behaviour["flood"])
+    if behaviour.get("listing") is not None:
+        listing.check(behaviour["listing"])
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")
