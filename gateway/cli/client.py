@@ -113,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "ask":
             body, headers = ask_request(args)
             return asyncio.run(_with(url, key, lambda gw: ask(gw, body, headers, args.json)))
+        if args.command == "models" and args.action == "discover":  # reads the providers, not us
+            return models_cli.discover.run(args)
         if args.command == "models":
             missing = models_cli.check(args)
             if missing:

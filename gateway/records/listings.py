@@ -21,7 +21,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from gateway.state.listings import Listed
-from gateway.upstream.listing import TIMEOUT_S, Entry, ListingFailed, read_listing
+from gateway.upstream.listing import TIMEOUT_S, Entry, ListingFailed, match, read_listing
 from gateway.upstream.listing_sources import Source, sources
 from routing.health import RETIRED
 
@@ -42,7 +42,9 @@ async def read_listings(runtime: Runtime) -> bool:
         return False
     try:
         found = sources(runtime.config)
-        results = await asyncio.gather(*(_read(source) for source in found))
+        # (as a probe: within a seat's time, at most TIMEOUT_S)
+        timeout = min(runtime.config.gateway.seat_timeout_s or TIMEOUT_S, TIMEOUT_S)
+        results = await asyncio.gather(*(_read(source, timeout) for source in found))
         for source, result in zip(found, results, strict=True):
             if isinstance(result, ListingFailed):
                 why = runtime.scrub(str(result)) or "failed"
@@ -61,26 +63,11 @@ async def read_listings(runtime: Runtime) -> bool:
     return True
 
 
-async def _read(source: Source) -> list[Entry] | ListingFailed:
+async def _read(source: Source, timeout: float) -> list[Entry] | ListingFailed:
     try:
-        return await read_listing(source.url, source.key)
+        return await read_listing(source.url, source.key, timeout_s=timeout)
     except ListingFailed as exc:
         return exc
-
-
-def match(name: str, entries: list[Entry]) -> Entry | None:
-    """The entry that lists the model called *name* there: its id, else the same id in another
-    case, else its canonical slug (`:free` and other variants are told apart: a slug has none)."""
-    lowered = name.lower()
-    for test in (
-        lambda e: e.id == name,
-        lambda e: e.id.lower() == lowered,
-        lambda e: (e.canonical_slug or "").lower() == lowered,
-    ):
-        for entry in entries:
-            if test(entry):
-                return entry
-    return None
 
 
 async def apply(runtime: Runtime, source: Source, entries: list[Entry]) -> None:

@@ -77,12 +77,12 @@ async def _fetch(url: str, headers: dict[str, str], max_bytes: int) -> bytes:
     async with aiohttp.ClientSession(auto_decompress=False) as session:
         async with session.get(url, headers=headers, allow_redirects=False) as reply:
             if reply.status in (401, 403):
-                raise ListingFailed(f"the key was refused ({reply.status})")
+                raise ListingFailed(f"was refused ({reply.status}): the key was not accepted")
             if reply.status != 200:
-                raise ListingFailed(f"answered {reply.status}, not a listing")
+                raise ListingFailed(f"was answered with {reply.status}, not a listing")
             encoding = reply.headers.get("Content-Encoding", "identity").lower()
             if encoding not in ("", "identity"):
-                raise ListingFailed(f"answered {encoding}-encoded, which is not inflated")
+                raise ListingFailed(f"came {encoding}-encoded, which is not inflated")
             if (reply.content_length or 0) > max_bytes:
                 raise ListingFailed(f"is over {max_bytes} bytes")
             pieces, size = [], 0
@@ -111,6 +111,21 @@ def parse_listing(body: bytes) -> list[Entry]:
             raise ListingFailed("lists an entry without a model id")
         entries.append(entry_of(item))
     return entries
+
+
+def match(name: str, entries: list[Entry]) -> Entry | None:
+    """The entry that lists the model called *name* there: its id, else the same id in another
+    case, else its canonical slug (`:free` and other variants are told apart: a slug has none)."""
+    lowered = name.lower()
+    for test in (
+        lambda e: e.id == name,
+        lambda e: e.id.lower() == lowered,
+        lambda e: (e.canonical_slug or "").lower() == lowered,
+    ):
+        for entry in entries:
+            if test(entry):
+                return entry
+    return None
 
 
 def entry_of(item: dict[str, Any]) -> Entry:
