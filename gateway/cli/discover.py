@@ -21,7 +21,7 @@ from typing import Any
 
 from gateway.config.settings import Config, ConfigError, load_config
 from gateway.upstream.listing import Entry, ListingFailed, match, read_listing
-from gateway.upstream.listing_sources import Source, listing_url, sources
+from gateway.upstream.listing_sources import Source, listing_url, provider_and_name, sources
 
 DEFAULT_CONFIG = "config/bench.yaml"
 
@@ -62,7 +62,12 @@ async def discover(config: Config, connection: str | None = None) -> list[dict[s
     warn = config.lifecycle.expiry_warn_days
     read = sources(config, connection)
     results = await asyncio.gather(*(_read(s) for s in read))
-    reports = [_report(config, s, r, today, warn) for s, r in zip(read, results, strict=True)]
+    # every bench model's name at its provider, on any connection: a listing's entry by one
+    # of these names is on the bench already
+    bench = [provider_and_name(params)[1] for params in config.litellm_params.values()]
+    reports = [
+        _report(config, s, r, today, warn, bench) for s, r in zip(read, results, strict=True)
+    ]
     unread = sorted(
         {
             m.connection
@@ -89,6 +94,7 @@ def _report(
     result: list[Entry] | ListingFailed,
     today: datetime.date,
     warn: float,
+    bench: list[str],
 ) -> dict[str, Any]:
     report: dict[str, Any] = {"connection": source.connection, "url": source.url, "error": None}
     if isinstance(result, ListingFailed):
@@ -96,7 +102,7 @@ def _report(
         report["error"] = str(result) + (f" (its key: {unset[0]})" if unset else "")
         return report
     matched = {alias: match(name, result) for alias, name in source.names.items()}
-    taken = {e.id for e in matched.values() if e is not None}
+    taken = {e.id for e in (match(name, result) for name in bench) if e is not None}
     served = [e for e in result if e.id not in taken]
     served.sort(key=lambda e: (e.free is not True, e.id))
     report["listed"] = len(result)
@@ -120,8 +126,8 @@ def _unread(name: str) -> dict[str, Any]:
         "connection": name,
         "url": None,
         "error": None,
-        "unread": "its provider is not one known to serve a listing; `listing: true` on the "
-        "connection reads {api_base}/models",
+        "unread": "not a provider known to list its models; `listing: true` on the connection "
+        "reads {api_base}/models",
     }
 
 
