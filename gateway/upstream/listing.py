@@ -117,15 +117,15 @@ def match(name: str, entries: list[Entry]) -> Entry | None:
     """The entry that lists the model called *name* there: its id, else the same id in another
     case, else its canonical slug (`:free` and other variants are told apart: a slug has none)."""
     lowered = name.lower()
-    for test in (
-        lambda e: e.id == name,
-        lambda e: e.id.lower() == lowered,
-        lambda e: (e.canonical_slug or "").lower() == lowered,
-    ):
-        for entry in entries:
-            if test(entry):
-                return entry
-    return None
+    by_case = by_slug = None
+    for entry in entries:
+        if entry.id == name:
+            return entry
+        if by_case is None and entry.id.lower() == lowered:
+            by_case = entry
+        if by_slug is None and (entry.canonical_slug or "").lower() == lowered:
+            by_slug = entry
+    return by_case or by_slug
 
 
 def entry_of(item: dict[str, Any]) -> Entry:
