@@ -6,6 +6,7 @@ never explored yet still seated as a member, and a listing that fails changing n
 from __future__ import annotations
 
 import datetime
+import time
 
 import httpx
 import pytest
@@ -92,6 +93,20 @@ def test_the_listing_read_at_start_says_listed_free_and_expiry_per_model(gw):
         "epsilon": (False, None, None),
         "zeta": (True, None, None),
     }
+
+
+def test_the_listing_is_read_at_start_then_not_again_until_listing_s_has_passed(sim, tmp_path):
+    raw = bench_raw(sim.url, seat_timeout_s=1)
+    raw["connections"] = {name: {"listing": True} for name in ("one", "two", "three")}
+    raw["store"] = f"sqlite:///{tmp_path / 'records.db'}"
+    config = parse_config(raw, base=tmp_path)  # lifecycle.listing_s: 21600, the default
+    fresh = Gateway(ServerThread(create_app(config)).start(), config)
+    try:
+        wait_for("the first listing", lambda: rows(fresh)["epsilon"]["listed"] is False)
+        due = fresh.runtime.board.numbers("listing-due")[0]
+        assert due >= time.time() + 21600 - 60
+    finally:
+        fresh.close()
 
 
 def test_a_model_past_its_expiration_date_is_retired_with_the_date_as_its_why(gw):
