@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from gateway.app import create_app
+from gateway.board import Board
 from gateway.config.settings import parse_config
 from gateway.serve.server import ServerThread
 from simulator import create_sim_app
@@ -107,6 +108,17 @@ def test_the_listing_is_read_at_start_then_not_again_until_listing_s_has_passed(
         assert due >= time.time() + 21600 - 60
     finally:
         fresh.close()
+
+
+def test_workers_sharing_a_board_see_the_same_listing(sim, make_gateway, tmp_path):
+    raw = bench_raw(sim.url, seat_timeout_s=1)
+    raw["connections"] = {name: {"listing": True} for name in ("one", "two", "three")}
+    Board.create(tmp_path / "board")
+    one = make_gateway(raw, board=tmp_path / "board")
+    two = make_gateway(raw, board=tmp_path / "board")
+    wait_for("the listing", lambda: rows(one)["epsilon"]["listed"] is False)
+    assert listing_facts(two) == listing_facts(one)
+    assert rows(two)["gamma"]["expires"] == day(3)
 
 
 def test_a_model_past_its_expiration_date_is_retired_with_the_date_as_its_why(gw):
