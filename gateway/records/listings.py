@@ -51,7 +51,7 @@ async def read_listings(runtime: Runtime) -> bool:
                 if facts.said(source.connection, why):
                     log.warning(
                         "the listing of connection %s (%s) %s; nothing changed",
-                        source.connection, source.url, why,
+                        source.connection, runtime.scrub(source.url), why,
                     )  # fmt: skip
                 continue
             if facts.said(source.connection, None):
