@@ -33,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.alias:
+        print(f"bench-gateway models discover: unexpected {args.alias!r}", file=sys.stderr)
+        return 2
     try:
         config = load_config(args.config or os.environ.get("BENCH_CONFIG") or DEFAULT_CONFIG)
     except ConfigError as exc:

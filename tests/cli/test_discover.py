@@ -123,6 +123,12 @@ def test_an_unreachable_provider_is_named_and_the_rest_still_shown(sim, tmp_path
     assert "Traceback" not in done.stderr
 
 
+def test_a_stray_word_is_a_usage_error(config):
+    done = bench("models", "discover", "glm", "--config", str(config))
+    assert done.returncode == 2
+    assert done.stderr.strip() == "bench-gateway models discover: unexpected 'glm'"
+
+
 def test_an_unknown_connection_is_a_usage_error(config):
     done = bench("models", "discover", "--config", str(config), "--connection", "nine")
     assert done.returncode == 2
