@@ -35,6 +35,7 @@ from gateway.formats.by_path import error_renderer_for
 from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
 from gateway.panel.probe import keep_probing
+from gateway.records.listings import keep_reading
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
@@ -94,14 +95,16 @@ def create_app(
             )
         runtime.ready = True
         prober = asyncio.create_task(keep_probing(runtime))  # due probes only (contract §18)
+        reader = asyncio.create_task(keep_reading(runtime))  # the listings (contract §19)
         try:
             async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp/http.py)
                 yield
         finally:
             runtime.ready = False
-            prober.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await prober
+            for task in (prober, reader):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await _drain(runtime, config.gateway.drain_timeout_s)
             await runtime.live.close()
             await runtime.bodies.close()

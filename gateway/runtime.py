@@ -26,6 +26,7 @@ from gateway.state.health import ModelHealth
 from gateway.state.learn import Learning
 from gateway.state.learn_health import HealthKeeper
 from gateway.state.limits import RateLimits
+from gateway.state.listings import ListingFacts
 from gateway.state.live import LiveState
 from gateway.state.local import LocalState
 from gateway.store.interface import RecordStore
@@ -45,6 +46,7 @@ class Runtime:
     figures: Figures = field(init=False)
     rate_limits: RateLimits = field(init=False)
     model_health: HealthKeeper = field(init=False)  # benched and retired models (contract §18)
+    listings: ListingFacts = field(init=False)  # what the providers' listings say (§19)
     learning: Learning = field(init=False)  # what every call's outcome teaches (gateway/request)
     conversations: Conversations = field(init=False)  # route mode's
     keys: Keys = field(init=False)
@@ -78,6 +80,8 @@ class Runtime:
         book = ModelHealth(self.board, aliases, self.clock, journal)
         self.model_health = HealthKeeper(book, rules, catalog, self.store, self.clock)
         self.figures.unwell = self.model_health.unwell  # seating skips benched and retired
+        self.listings = ListingFacts(self.board, aliases, self.clock, journal)
+        self.figures.unlisted = self.listings.unlisted  # explorers skip what no listing names
         self.learning = Learning(
             self.rate_limits, self.figures, self.store, self.scrub_error, self.model_health
         )

@@ -323,9 +323,10 @@ def _seat_explorers(table: _Table, nominees: list[Model], chairs: int) -> None:
             table.notes.append(f"{model.alias} shares family {model.family} with a seated model")
         number += 1
         table.sit(f"explorer{number}", model)
-    while number < explorers:
-        plenty = [m for m in table.pool() if not table.evidence.of(m.alias).scarce]
-        stalest = table.stalest(plenty) or table.stalest(table.pool())
+    while number < explorers:  # (a model no listing names is never explored: contract §19)
+        listed = [m for m in table.pool() if not table.evidence.of(m.alias).unlisted]
+        plenty = [m for m in listed if not table.evidence.of(m.alias).scarce]
+        stalest = table.stalest(plenty) or table.stalest(listed)
         if stalest is None:
             break
         number += 1

@@ -69,6 +69,8 @@ class Standing:
     scarce: bool = False  # few requests remain, said its provider: explorers go elsewhere first
     # benched before its trial, or retired (contract §18): why it is not called; None: callable
     unwell: str | None = None
+    # its provider's listing lacks it (contract §19): seated as a member, never as an explorer
+    unlisted: bool = False
 
     def useful_on(self, shape: str) -> int:
         return self.useful.get(shape, 0)

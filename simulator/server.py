@@ -38,6 +38,7 @@ from simulator.chat import ChatCompletions
 from simulator.clock import Clock
 from simulator.connection import SERVER_SEND
 from simulator.errors import error_body
+from simulator.listing import models, set_fault
 from simulator.state import (
     BEHAVIOUR_KEYS,
     SimState,
@@ -62,19 +63,6 @@ class _SimApp(Starlette):
         if scope["type"] == "http":
             scope[SERVER_SEND] = send
         await super().__call__(scope, receive, send)
-
-
-async def _models(request: Request) -> JSONResponse:
-    names = [m for m in request.app.state.sim.behaviours if m != "*"]
-    return JSONResponse(
-        {
-            "object": "list",
-            "data": [
-                {"id": m, "object": "model", "created": 0, "owned_by": "bench-gateway-sim"}
-                for m in names
-            ],
-        }
-    )
 
 
 async def _health(request: Request) -> JSONResponse:
@@ -112,12 +100,13 @@ def create_sim_app(spec: dict[str, Any] | None = None, clock: Clock | None = Non
         routes=[
             Route("/v1/chat/completions", chat, methods=["POST"]),
             Route("/chat/completions", chat, methods=["POST"]),
-            Route("/v1/models", _models),
-            Route("/models", _models),
+            Route("/v1/models", models),  # the provider's listing (simulator/listing.py)
+            Route("/models", models),
             Route("/healthz", _health),
             Route("/_sim/behaviour", _set_behaviour, methods=["POST"]),
             Route("/_sim/reset", _reset, methods=["POST"]),
             Route("/_sim/requests", _requests),
+            Route("/_sim/listing", set_fault, methods=["POST"]),
         ]
     )
     app.state.sim = SimState(spec, clock)

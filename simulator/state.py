@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 
 import yaml
 
-from simulator import flood, suite, timeline
+from simulator import flood, listing, suite, timeline
 from simulator.clock import Clock, WallClock
 
 _NUM = (int, float)
@@ -90,6 +90,9 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # model and task always alike; `suite_dirs`: folders of task files beside the shipped ones
         "suite_skill": (_NUM, None),
         "suite_dirs": ((list,), None),
+        # how the provider's listing states this model: false, missing from it; or what its
+        # entry says (free, expires, context_length, tools: simulator/listing.py)
+        "listing": ((dict, bool), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
@@ -164,6 +167,8 @@ def validate_behaviour(behaviour: Any) -> Behaviour:
         timeline.check(behaviour["timeline"], validate_behaviour)
     if behaviour.get("fail_every") is not None and behaviour["fail_every"] < 1:
         raise ValueError("simulator behaviour key 'fail_every' must be 1 or more")
+    if behaviour.get("listing") is not None:
+        listing.check(behaviour["listing"])
     status = behaviour.get("status")
     if status is not None and status != 200 and not 400 <= status <= 599:
         raise ValueError(f"simulator behaviour key 'status' must be 200 or 4xx/5xx, got {status}")

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gateway.cli import discover
 from gateway.cli import models as models_cli
 from gateway.mcp.remote import Refused, RemoteGateway, Unreachable, settings
 from gateway.records.usage import usage_lines
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "ask":
             body, headers = ask_request(args)
             return asyncio.run(_with(url, key, lambda gw: ask(gw, body, headers, args.json)))
+        if args.command == "models" and args.action == "discover":  # reads the providers, not us
+            return discover.run(args)
         if args.command == "models":
             missing = models_cli.check(args)
             if missing:

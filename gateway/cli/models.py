@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gateway.cli import discover
 from gateway.mcp.remote import RemoteGateway
 
 
@@ -18,11 +19,14 @@ def add_command(
         "models",
         "models with their health; retire or restore one by hand (the dashboard's admin)",
         "bench-gateway models\n  bench-gateway models retire glm --why 'withdrawn upstream'\n"
-        "  bench-gateway models restore glm",
+        "  bench-gateway models restore glm\n"
+        "  bench-gateway models discover --connection openrouter",
     )
-    models.add_argument("action", nargs="?", choices=["list", "retire", "restore"], default="list")
+    actions = ["list", "retire", "restore", "discover"]  # discover: gateway/cli/discover.py
+    models.add_argument("action", nargs="?", choices=actions, default="list")
     models.add_argument("alias", nargs="?", help="the model to retire or restore")
     models.add_argument("--why", help="why it is retired (retire)")
+    discover.add_arguments(models)
     return models
 
 

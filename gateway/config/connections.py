@@ -21,6 +21,7 @@ class Connection:
     preferred: bool = False
     cool_together: bool = False
     rpd: int | None = None
+    listing: bool | str | None = None  # its provider's listing: upstream/listing_sources.py
 
 
 def read_connections(raw: Any, problems: list[str]) -> dict[str, Connection]:
@@ -30,7 +31,9 @@ def read_connections(raw: Any, problems: list[str]) -> dict[str, Connection]:
             ConnectionSpec, {} if value is None else value, ("connections", name), problems
         )
         if spec is not None:
-            out[name] = Connection(name, spec.rpm, spec.preferred, spec.cool_together, spec.rpd)
+            out[name] = Connection(
+                name, spec.rpm, spec.preferred, spec.cool_together, spec.rpd, spec.listing
+            )
     return out
 
 

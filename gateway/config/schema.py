@@ -125,6 +125,15 @@ def _store(value: Any) -> str:
     )
 
 
+def _listing(value: Any) -> bool | str:
+    """A connection's `listing`: true, false, or the URL of its listing (contract §19)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _url(value, origin=False)
+    raise _fail("listing", "expected true, false or the listing's URL, got {v}", v=got(value))
+
+
 def _state(value: Any) -> str:
     if isinstance(value, str) and value.startswith(("redis://", "rediss://")):
         if urlsplit(value).hostname:
@@ -237,16 +246,19 @@ class LifecycleSettings(_Section):
     reprobe_s: float = Field(default=86400.0, gt=0)  # a retired model asked again
     auto_retire: bool = True  # false: gone/paywalled models are benched, never retired
     expiry_warn_days: float = Field(default=7.0, ge=0)
-    listing_s: float = Field(default=21600.0, gt=0)
+    listing_s: float = Field(default=21600.0, ge=0)  # the providers' listings; 0: never read
 
 
 class ConnectionSpec(_Section):
-    what: ClassVar[str] = "a mapping of rpm, rpd, preferred, cool_together"
+    what: ClassVar[str] = "a mapping of rpm, rpd, preferred, cool_together, listing"
 
     rpm: Positive | None = None
     rpd: Positive | None = None
     preferred: bool = False
     cool_together: bool = False
+    # read its provider's `GET /models` (contract §19): None, as its provider is known to serve
+    # one; true, at {api_base}/models; false, never; or the listing's own URL
+    listing: Annotated[bool | str | None, PlainValidator(_listing)] = None
 
 
 class BenchFacts(_Section):

@@ -44,6 +44,9 @@ BENCH_MODELS: Schema = {
                     "health_since",
                     "next_trial",
                     "last_failure",
+                    "listed",
+                    "expires",
+                    "free",
                 ],
                 "properties": {
                     "useful": {"type": "integer", "description": "useful verdicts, every shape"},
@@ -83,6 +86,19 @@ BENCH_MODELS: Schema = {
                     "health_since": _TIME,
                     "next_trial": _TIME,
                     "last_failure": _FAILURE,
+                    "listed": {
+                        "type": ["boolean", "null"],
+                        "description": "named by its provider's listing; null where none is "
+                        "read (contract §19)",
+                    },
+                    "expires": {
+                        "type": ["string", "null"],
+                        "description": "YYYY-MM-DD: the expiry its provider's listing states",
+                    },
+                    "free": {
+                        "type": ["boolean", "null"],
+                        "description": "priced zero by its provider's listing; null: unstated",
+                    },
                 },
             },
         }

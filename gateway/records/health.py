@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.records.listings import expiry_actions
 from gateway.runtime import Runtime
 from routing.health import RETIRED, Record
 
@@ -47,7 +48,7 @@ def health_body(runtime: Runtime) -> dict[str, Any]:
 
 def actions(runtime: Runtime, records: dict[str, Record]) -> list[str]:
     """What a person should do: a retired model still named in a collection, a connection
-    whose key was refused, a model whose key's variable is unset."""
+    whose key was refused, a model whose key's variable is unset, a model expiring soon."""
     found = []
     catalog = runtime.config.catalog
     for alias, record in records.items():
@@ -62,4 +63,4 @@ def actions(runtime: Runtime, records: dict[str, Record]) -> list[str]:
             found.append(state.why)
     for alias, why in runtime.config.unready.items():
         found.append(f"{alias} cannot be called: {why}")
-    return found
+    return found + expiry_actions(runtime)

@@ -11,6 +11,7 @@ from typing import Any
 
 from gateway.records.health import health_fields
 from gateway.runtime import Runtime
+from gateway.state.listings import Listed
 
 
 def model_rows(runtime: Runtime) -> list[dict[str, Any]]:
@@ -32,9 +33,16 @@ def model_rows(runtime: Runtime) -> list[dict[str, Any]]:
                 "rpd": runtime.rate_limits.rpd_of(model.alias),
                 "used_today": runtime.rate_limits.used_today(model.alias),
                 **health_fields(runtime.model_health.book.of(model.alias)),
+                **listing_fields(runtime.listings.of(model.alias)),
             }
         )
     return rows
+
+
+def listing_fields(listed: Listed) -> dict[str, Any]:
+    """The listing columns of a `/bench/models` row (contract §19): null where no listing is
+    read for its connection."""
+    return {"listed": listed.listed, "expires": listed.expires, "free": listed.free}
 
 
 def useful_rate(row: dict[str, Any]) -> float | None:

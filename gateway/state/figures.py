@@ -52,6 +52,8 @@ class Figures:
         # alias -> why it is not to be called now (benched or retired: gateway/request/
         # learn_health.py), read by every seating
         self.unwell: Callable[[], Mapping[str, str]] = dict
+        # the models a provider's listing lacks: not explored (gateway/state/listings.py)
+        self.unlisted: Callable[[], frozenset[str]] = frozenset
 
     @property
     def loaded(self) -> bool:
@@ -179,7 +181,7 @@ class Figures:
         """Every model's standing (or only *aliases*'), with its verdicts on *shape* (the one
         routing asks about); *scarce*: models whose provider said few requests remain."""
         standings = {}
-        unwell = self.unwell()
+        unwell, unlisted = self.unwell(), self.unlisted()
         with self.board.locked():
             for alias in self.aliases if aliases is None else aliases:
                 seated, last = self.board.numbers(_seated(alias))
@@ -196,6 +198,7 @@ class Figures:
                     recent=MappingProxyType({shape: recent}),
                     scarce=alias in scarce,
                     unwell=unwell.get(alias),
+                    unlisted=alias in unlisted,
                 )
         return Evidence(MappingProxyType(standings))
 

@@ -751,6 +751,22 @@ def test_lifecycle_settings_are_read_and_checked_by_their_path(tmp_path):
     assert any("lifecycle" in p and "bench_after" in p for p in problems), problems
 
 
+def test_listings_may_be_never_read_and_a_connection_names_its_own(tmp_path):
+    raw = raw_config(lifecycle={"listing_s": 0})
+    assert parse_config(raw, base=tmp_path, env={"EXAMPLE_KEY": "k"}).lifecycle.listing_s == 0
+    assert any(p.startswith("lifecycle.listing_s") for p in problems_of(
+        raw_config(lifecycle={"listing_s": -1})
+    ))  # fmt: skip
+    for listing in (True, False, "https://api.example.com/v1/models"):
+        raw = raw_config(connections={"hub": {"listing": listing}})
+        config = parse_config(raw, base=tmp_path, env={"EXAMPLE_KEY": "k"})
+        assert config.connections["hub"].listing == listing
+    problems = problems_of(raw_config(connections={"hub": {"listing": "yes"}}))
+    assert problems == [
+        "connections.hub.listing: must be an http:// or https:// URL with a host, got 'yes'"
+    ]
+
+
 def test_check_config_prints_the_lifecycle_settings(tmp_path, monkeypatch):
     path = tmp_path / "bench.yaml"
     path.write_text(yaml.safe_dump(raw_config(lifecycle={"backoff_max_s": 120})))

@@ -123,6 +123,17 @@ def test_a_model_with_few_requests_left_explores_only_after_the_others():
     assert len(panel.seats) == 4
 
 
+def test_a_model_no_listing_names_never_explores_but_sits_as_a_member_or_when_named():
+    unlisted = {alias: Standing(unlisted=True) for alias in ("glm", "deep")}
+    cat = catalog(core={"members": ["kimi", "coder"]}, mine={"members": ["glm"]})
+    panel = choose_panel(PanelRequest("core", "general"), cat, evidence(**unlisted), NOW)
+    assert seated(panel)[2:] == [("explorer1", "llama")]  # not glm nor deep, even with room
+    panel = choose_panel(PanelRequest("mine", "general"), cat, evidence(**unlisted), NOW)
+    assert seated(panel)[0] == ("member1", "glm")
+    named = PanelRequest("core", "general", nominees=("deep",))
+    assert ("explorer1", "deep") in seated(choose_panel(named, cat, evidence(**unlisted), NOW))
+
+
 def test_a_never_seated_model_explores_before_any_seated_one():
     ev = evidence(deep=Standing(last_seated=NOW - 9999, seated=1), glm=Standing(NOW - 5000, 1))
     panel = choose_panel(PanelRequest("core", "general"), catalog(), ev, NOW)
