@@ -79,6 +79,9 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # a reply made as it is sent, too large to script: a gigabyte, an endless line, a
         # compressed bomb (simulator/flood.py)
         "flood": ((dict,), None),
+        # a prompt over this many tokens (characters / 4) is refused with a 400 naming the
+        # window, as providers refuse one (simulator/window.py)
+        "context_window": ((int,), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).
