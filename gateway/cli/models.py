@@ -1,5 +1,6 @@
 """`bench-gateway models`: each model's health, and retiring or restoring one by hand
-(contract §18), as a client of a running gateway."""
+(contract §18), as a client of a running gateway; `add` and `remove` edit the config file
+(gateway/cli/add.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gateway.cli import add as add_cli
 from gateway.mcp.remote import RemoteGateway
+
+EDITS = ("add", "remove")  # these edit the config file, no gateway needed (gateway/cli/add.py)
 
 
 def add_command(
@@ -20,9 +24,12 @@ def add_command(
         "bench-gateway models\n  bench-gateway models retire glm --why 'withdrawn upstream'\n"
         "  bench-gateway models restore glm",
     )
-    models.add_argument("action", nargs="?", choices=["list", "retire", "restore"], default="list")
-    models.add_argument("alias", nargs="?", help="the model to retire or restore")
+    models.add_argument(
+        "action", nargs="?", choices=["list", "retire", "restore", *EDITS], default="list"
+    )
+    models.add_argument("alias", nargs="?", help="the model to retire, restore, add or remove")
     models.add_argument("--why", help="why it is retired (retire)")
+    add_cli.add_arguments(models)
     return models
 
 
