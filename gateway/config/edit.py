@@ -99,6 +99,7 @@ class _Document:
             ) from None
         if not isinstance(self.data, CommentedMap):
             raise EditRefused("the config is not a mapping with model_list and collections")
+        _keep_anchors(self.data)
         self._indent()
         self.before = self._dump()
 
@@ -190,6 +191,19 @@ def _entry(new: NewModel, like: Any) -> CommentedMap:
     return entry
 
 
+def _keep_anchors(node: Any, seen: set[int] | None = None) -> None:
+    """Every anchor as written stays written, referred to or not (ruamel drops one nobody refers
+    to, and a model taken out may have been the last to refer to it)."""
+    seen = set() if seen is None else seen
+    if id(node) in seen or not isinstance(node, CommentedMap | CommentedSeq):
+        return
+    seen.add(id(node))
+    if node.anchor.value:
+        node.yaml_set_anchor(node.anchor.value, always_dump=True)
+    for value in node.values() if isinstance(node, CommentedMap) else node:
+        _keep_anchors(value, seen)
+
+
 def _flow(node: Any) -> Any:
     node.fa.set_flow_style()
     return node
@@ -207,6 +221,13 @@ def _tail(node: Any) -> tuple[Any, Any]:
         return node, key
 
 
+def _anchored(node: Any, key: Any) -> bool:
+    """Is the value at *key* a node with an anchor? Its comments are written wherever it is
+    written first, so a comment given to it could land elsewhere in the file."""
+    value = node[key]
+    return isinstance(value, CommentedMap | CommentedSeq) and bool(value.anchor.value)
+
+
 def _move_trailing_comment(last: Any, new: Any) -> None:
     """The whole-line comments and blank lines after the last model stay after the list: a
     model added goes in before them (not after a comment that closes the list), and the last
@@ -214,6 +235,9 @@ def _move_trailing_comment(last: Any, new: Any) -> None:
     if not isinstance(last, CommentedMap) or not last:
         return
     node, key = _tail(last)
+    into, at = _tail(new)
+    if _anchored(node, key) or _anchored(into, at):
+        return  # left where ruamel has it
     slot = node.ca.items.get(key)
     token = slot[2] if slot and len(slot) > 2 else None
     if not isinstance(token, CommentToken) or not isinstance(token.value, str):
@@ -222,7 +246,6 @@ def _move_trailing_comment(last: Any, new: Any) -> None:
     if not rest:
         return
     token.value = head + newline
-    into, at = _tail(new)
     slot = into.ca.items.get(at)
     held = slot[2] if slot and len(slot) > 2 else None
     if isinstance(held, CommentToken) and isinstance(held.value, str):
