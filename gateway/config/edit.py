@@ -127,15 +127,18 @@ class _Document:
 
     def written(self) -> str:
         """The edited text: the edit in ruamel's hand, every other line as the file had it.
-        Should laying it back ever give other data than the edit (a layout the merge cannot
-        place), ruamel's whole dump is taken: right, if less like the file."""
+        The fewest lines are taken from ruamel that give the data the edit meant; should no
+        laying back give it (a layout the merge cannot place), ruamel's whole dump is taken:
+        right, if less like the file."""
         after = self._dump()
-        kept = laid_back(self.text, self.before, after)
-        try:
-            if yaml.safe_load(kept) == yaml.safe_load(after):
-                return kept
-        except yaml.YAMLError:
-            pass
+        meant = yaml.safe_load(after)
+        for near in (False, True):
+            kept = laid_back(self.text, self.before, after, near=near)
+            try:
+                if yaml.safe_load(kept) == meant:
+                    return kept
+            except yaml.YAMLError:
+                pass
         return after
 
     def _dump(self) -> str:

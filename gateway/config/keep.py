@@ -42,19 +42,20 @@ def _end(spans: list[tuple[bool, Span]], line: int) -> int:
 
 def _meet(a: tuple[int, int], b: tuple[int, int], *, touching: bool) -> bool:
     """Do two changed stretches of the base meet? Overlapping ones do, and an insertion strictly
-    inside a stretch; *touching*: also one that starts where the other ends (the edit's own
-    stretches, so an insertion beside an edited line goes with it, placed once)."""
+    inside a stretch; *touching*: also an insertion where a stretch starts or ends."""
     (a1, a2), (b1, b2) = a, b
-    if touching:
+    if touching and (a1 == a2 or b1 == b2):
         return a1 <= b2 and b1 <= a2
     if a1 == a2 and b1 == b2:
         return a1 == b1
     return a1 < b2 and b1 < a2 or (a1 == a2 and b1 < a1 < b2) or (b1 == b2 and a1 < b1 < a2)
 
 
-def laid_back(written: str, base: str, edited: str) -> str:
+def laid_back(written: str, base: str, edited: str, *, near: bool = False) -> str:
     """*written* (the file) with the change from *base* to *edited* (ruamel's dumps of the data
-    before and after the edit) applied, every other line of *written* as it was."""
+    before and after the edit) applied, every other line of *written* as it was. *near*: a line
+    the edit puts beside a line ruamel re-rendered takes that line with it, in ruamel's hand
+    (an item added to a list ruamel indents otherwise than the file: the two must agree)."""
     base_lines = base.splitlines(keepends=True)
     written_lines = written.splitlines(keepends=True)
     edited_lines = edited.splitlines(keepends=True)
@@ -66,7 +67,9 @@ def laid_back(written: str, base: str, edited: str) -> str:
     )
     groups: list[tuple[int, int, bool]] = []  # stretches of the base, grown until none meet
     for first, last, edit in changed:
-        while groups and _meet(groups[-1][:2], (first, last), touching=edit or groups[-1][2]):
+        while groups and _meet(
+            groups[-1][:2], (first, last), touching=near and (edit or groups[-1][2])
+        ):
             g_first, g_last, g_edit = groups.pop()
             first, last, edit = min(first, g_first), max(last, g_last), edit or g_edit
         groups.append((first, last, edit))
