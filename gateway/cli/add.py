@@ -39,6 +39,10 @@ class Refusal(Exception):
     """Nothing written; the message says why."""
 
 
+class AlreadyBroken(ConfigError):
+    """The config has problems before any edit: check-config's, named as it names them."""
+
+
 def add_arguments(models: argparse.ArgumentParser) -> None:
     """`models add|remove`'s flags on the `models` parser (`discover` shares --connection and
     --config: each is defined once, by whoever comes first)."""
@@ -51,12 +55,12 @@ def add_arguments(models: argparse.ArgumentParser) -> None:
     )
     models.add_argument("--role", help="general, code, light, vision or image (add)")
     models.add_argument("--to", metavar="COLLECTION", help="a collection it joins (add)")
-    for flags, text in (
-        (("--connection",), "what shares its rate limit (add; default: api_base's host:port)"),
-        (("--config",), "the config file (default config/bench.yaml or $BENCH_CONFIG)"),
+    for flag, metavar, text in (
+        ("--connection", "C", "what shares its rate limit (add; default: api_base's host:port)"),
+        ("--config", "PATH", "the config file (default config/bench.yaml or $BENCH_CONFIG)"),
     ):
         with contextlib.suppress(argparse.ArgumentError):
-            models.add_argument(*flags, help=text)
+            models.add_argument(flag, metavar=metavar, help=text)
     models.epilog = f"{models.epilog}{EXAMPLES}"
 
 
@@ -85,6 +89,14 @@ def run(args: argparse.Namespace, config_path: str) -> int:
             f"bench-gateway models {args.action}: {exc}; {config_path} is unchanged",
             file=sys.stderr,
         )
+    except AlreadyBroken as exc:
+        print(
+            f"bench-gateway models {args.action}: {config_path} has problems already (as "
+            "check-config names them); mend them first:",
+            file=sys.stderr,
+        )
+        for line in exc.problems:
+            print(f"  - {line}", file=sys.stderr)
     except ConfigError as exc:
         print(
             f"bench-gateway models {args.action}: check-config would refuse the result, so "
@@ -108,7 +120,7 @@ def _read(path: Path) -> tuple[bytes, str]:
 
 def _add(args: argparse.Namespace, path: Path, shown: str) -> int:
     was, text = _read(path)
-    load_config(path)  # a config that has problems now: named as check-config names them
+    _as_it_is(path)
     new = NewModel(
         args.alias,
         args.model,
@@ -144,13 +156,21 @@ def _add(args: argparse.Namespace, path: Path, shown: str) -> int:
 
 def _remove(alias: str, path: Path, shown: str) -> int:
     was, text = _read(path)
-    load_config(path, secrets=False)
+    _as_it_is(path)
     edited, left = removed(text, alias)
     rewrite(path, was, edited, _check)
     out_of = f" (and from the members of {', '.join(left)})" if left else ""
     print(f"removed {alias} from {shown}{out_of}")
     print(NEXT_STEP)
     return 0
+
+
+def _as_it_is(path: Path) -> None:
+    """The config must load before it is edited: its problems are not the edit's to hide."""
+    try:
+        load_config(path, secrets=False)
+    except ConfigError as exc:
+        raise AlreadyBroken(exc.problems) from None
 
 
 def _parsed(text: str, path: Path) -> Config:

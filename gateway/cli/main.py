@@ -134,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "models" and args.action in models_cli.EDITS:
         process.set_environment()  # the probe calls the model through litellm's seam
-        return models_cli.add_cli.run(args, _config_path(args.config))
+        from gateway.cli.add import run as run_edit
+
+        return run_edit(args, _config_path(args.config))
     if args.command in client_cli.COMMANDS:  # clients of a running gateway: no litellm here
         return client_cli.run(args)
     process.set_environment()  # before any command can import litellm

@@ -20,7 +20,8 @@ def add_command(
 ) -> argparse.ArgumentParser:
     models = command(
         "models",
-        "models with their health; retire or restore one by hand (the dashboard's admin)",
+        "models with their health; retire or restore one by hand (the dashboard's admin); add "
+        "or remove one in the config file",
         "bench-gateway models\n  bench-gateway models retire glm --why 'withdrawn upstream'\n"
         "  bench-gateway models restore glm",
     )
