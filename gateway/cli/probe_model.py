@@ -10,6 +10,7 @@ prompt for any other reason is said, and is no reason not to add the model.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from gateway.errors import UpstreamContextWindow, UpstreamError
 from gateway.request.failure import FailureClass, classify
 from gateway.upstream.seam import UpstreamSeam
 
+_WRAPPING = re.compile(r"\b(?:\w+(?:Error|Exception)(?::| -) )+")
 SHORT = [{"role": "user", "content": "Reply with the single word: ready"}]
 LONG_TOKENS = 6000
 TIMEOUT_S = 60.0
@@ -60,9 +62,11 @@ class Probe:
 
 
 def failure_words(exc: UpstreamError) -> str:
-    """`class (what it means): the provider's message`."""
+    """`class (what it means): the provider's message`, without the exception names litellm
+    puts before it (`NotFoundError: NotFoundError: OpenAIException - `)."""
     found = classify(exc.status, exc.message, exc.kind)
-    return f"{found} ({MEANING[found]}): {exc.message}"
+    said = _WRAPPING.sub("", exc.message).strip() or exc.message
+    return f"{found} ({MEANING[found]}): {said}"
 
 
 async def probe_model(config: Config, alias: str) -> Probe:

@@ -254,3 +254,17 @@ def test_a_model_without_a_real_answer_is_refused_with_the_providers_words(
     assert behaviour.get("error_message", "") in done.stderr
     assert config.read_bytes() == written
     assert len(sim.log("sim-x")) == 1  # the long prompt is not asked of a model that failed
+
+
+def test_a_config_with_problems_already_is_refused_as_such_not_blamed_on_the_edit(tmp_path):
+    broken = tmp_path / "bench.yaml"
+    text = CONFIG.replace("{url}", "http://127.0.0.1:9")
+    broken.write_text(text.replace("members: [alpha, beta]", "members: [alpha, ghost]"))
+    written = broken.read_bytes()
+    done = bench("remove", "beta", config=broken)
+    assert done.returncode == 1
+    assert f"{broken} has problems already (as check-config names them); mend them first:" in (
+        done.stderr
+    )
+    assert "collections.trio.members[1]: unknown alias 'ghost'" in done.stderr
+    assert broken.read_bytes() == written
