@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -105,6 +106,14 @@ def run(args: argparse.Namespace, config_path: str) -> int:
         )
         for line in exc.problems:
             print(f"  - {line}", file=sys.stderr)
+    except OSError as exc:  # the folder not writable, the disk full: the rename never came
+        print(
+            f"bench-gateway models {args.action}: cannot write {config_path}: "
+            f"{exc.strerror or exc}; it is unchanged",
+            file=sys.stderr,
+        )
+    except KeyboardInterrupt:
+        print(f"bench-gateway models {args.action}: interrupted", file=sys.stderr)
     return 1
 
 
@@ -146,7 +155,7 @@ def _add(args: argparse.Namespace, path: Path, shown: str) -> int:
     for line in probe.lines():
         print(line)
     if probe.window is not None:
-        new = NewModel(**{**new.__dict__, "context_window": probe.window})
+        new = dataclasses.replace(new, context_window=probe.window)
     rewrite(path, was, added(text, new), _check)
     joined = f" (and to the members of collection {args.to})" if args.to else ""
     print(f"added {args.alias} to {shown}{joined}")

@@ -3,7 +3,7 @@
 Why: a gateway reloads its config from this file, and a person's only copy of their bench may
 be it. A write cut short (a crash, a full disk, a kill) must never leave half a file. The new
 text goes to a temporary file beside the old one (same folder, so same file system), is flushed
-to disk, checked as the file it will be, given the old file's mode, and only then renamed over
+to disk, checked as the file it will be, given the old file's mode (and owner, where it may), and only then renamed over
 the old one in one step (`os.replace`); the folder is flushed so the rename itself lasts. Until
 that rename, the old file is there, whole and unchanged.
 """
@@ -26,7 +26,7 @@ def rewrite(path: Path, was: bytes, text: str, check: Callable[[Path], None]) ->
     """Put *text* in place of *path*, whose content was *was* when it was read. *check* is given
     the new file before it takes *path*'s place; whatever it raises leaves *path* untouched (as
     does any failure on the way), and no temporary file behind."""
-    mode = stat.S_IMODE(path.stat().st_mode)
+    held = path.stat()
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     temp = Path(name)
     try:
@@ -34,7 +34,10 @@ def rewrite(path: Path, was: bytes, text: str, check: Callable[[Path], None]) ->
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
-        os.chmod(temp, mode)
+        os.chmod(temp, stat.S_IMODE(held.st_mode))
+        if (held.st_uid, held.st_gid) != (os.getuid(), os.getgid()):
+            with contextlib.suppress(OSError):  # root editing someone's file: still theirs
+                os.chown(temp, held.st_uid, held.st_gid)
         check(temp)
         if path.read_bytes() != was:
             raise FileChanged(f"{path} changed while it was being edited: run the command again")

@@ -83,3 +83,10 @@ def test_a_process_killed_mid_write_leaves_the_old_file_whole(path):
     assert len(strays) == 1 and strays[0].name.startswith(".bench.yaml.")
     assert strays[0].read_text() == NEW * 1000  # it was whole on disk, and never took over
     os.unlink(strays[0])
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can give a file to someone else")
+def test_a_file_rewritten_by_root_stays_its_owners(path):
+    os.chown(path, 65534, 65534)
+    rewrite(path, OLD.encode(), NEW, lambda temp: None)
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
