@@ -3,9 +3,9 @@
 Why: a gateway reloads its config from this file, and a person's only copy of their bench may
 be it. A write cut short (a crash, a full disk, a kill) must never leave half a file. The new
 text goes to a temporary file beside the old one (same folder, so same file system), is flushed
-to disk, checked as the file it will be, given the old file's mode (and owner, where it may), and only then renamed over
-the old one in one step (`os.replace`); the folder is flushed so the rename itself lasts. Until
-that rename, the old file is there, whole and unchanged.
+to disk, given the old file's mode (and owner, where it may), checked as the file it will be,
+and only then renamed over the old one in one step (`os.replace`); the folder is flushed so the
+rename itself lasts. Until that rename, the old file is there, whole and unchanged.
 """
 
 from __future__ import annotations
