@@ -89,7 +89,9 @@ def with_lines(text: str, after: str, *lines: str) -> str:
     return text.replace(after + "\n", after + "\n" + "".join(f"{line}\n" for line in lines))
 
 
-def test_add_probes_the_model_then_writes_it_with_every_other_byte_kept(sim, config):
+def test_add_probes_the_model_then_writes_it_with_every_other_byte_kept(
+    sim, config, make_gateway, monkeypatch
+):
     sim.set("sim-delta", context_window=4096)
     written = config.read_text()
     done = bench(
@@ -125,6 +127,13 @@ def test_add_probes_the_model_then_writes_it_with_every_other_byte_kept(sim, con
     )  # fmt: skip
     assert checked.returncode == 0, checked.stderr
     assert "bench/trio" in checked.stdout and "members=alpha, beta, delta" in checked.stdout
+    monkeypatch.setenv("SIM_KEY", "sim-key")  # a gateway started on the file seats it
+    gateway = make_gateway(yaml.safe_load(config.read_text()))
+    assert gateway.config.catalog.model("delta").context_window == 4096
+    answered, _ = gateway.ask("bench/trio", "Hello")
+    assert {s["alias"]: s["status"] for s in answered.model_extra["bench"]["seats"]}[
+        "delta"
+    ] == "ok"
 
 
 def test_a_model_that_answers_the_long_prompt_gets_no_window_and_joins_a_block_list(sim, config):
