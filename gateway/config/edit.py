@@ -18,6 +18,7 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from gateway.config.environ import ENV_PREFIX
@@ -48,7 +49,7 @@ def added(text: str, new: NewModel) -> str:
         raise EditRefused(f"a model named {new.alias!r} is already in model_list")
     if new.to is not None:
         members = doc.members_of(new.to)
-        members.append(new.alias)
+        members.append(_text(new.alias))
     entry = _entry(new, models[-1] if models else None)
     if models:
         _move_trailing_comment(models[-1], entry)
@@ -123,6 +124,11 @@ class _Document:
             spec["members"] = members = _flow(CommentedSeq())
         if not isinstance(members, CommentedSeq):
             raise EditRefused(f"collection {name!r}'s members is not a list")
+        if members.anchor.value:
+            raise EditRefused(
+                f"collection {name!r}'s members are an anchored list (&{members.anchor.value}) "
+                "that other collections may share: add the model to it by hand"
+            )
         return members
 
     def written(self) -> str:
@@ -173,16 +179,18 @@ def _aliases(models: CommentedSeq) -> list[Any]:
 
 def _entry(new: NewModel, like: Any) -> CommentedMap:
     """The model_list entry, in the style of the one before it (flow mappings or block)."""
-    params = CommentedMap(model=new.model)
+    params = CommentedMap(model=_text(new.model))
     if new.api_base:
-        params["api_base"] = new.api_base
+        params["api_base"] = _text(new.api_base)
     if new.api_key_env:
-        params["api_key"] = f"{ENV_PREFIX}{new.api_key_env}"
+        params["api_key"] = _text(f"{ENV_PREFIX}{new.api_key_env}")
     facts = CommentedMap()
-    for key in ("connection", "role", "context_window"):
+    for key in ("connection", "role"):
         if getattr(new, key) is not None:
-            facts[key] = getattr(new, key)
-    entry = CommentedMap(model_name=new.alias, litellm_params=params)
+            facts[key] = _text(getattr(new, key))
+    if new.context_window is not None:
+        facts["context_window"] = new.context_window
+    entry = CommentedMap(model_name=_text(new.alias), litellm_params=params)
     if facts:
         entry["bench"] = facts
     flow = isinstance(like, CommentedMap) and any(
@@ -205,6 +213,16 @@ def _keep_anchors(node: Any, seen: set[int] | None = None) -> None:
         node.yaml_set_anchor(node.anchor.value, always_dump=True)
     for value in node.values() if isinstance(node, CommentedMap) else node:
         _keep_anchors(value, seen)
+
+
+def _text(value: str) -> str:
+    """*value* as a string to every YAML reader: quoted where the gateway's (YAML 1.1, PyYAML)
+    would read it plain as something else (`on`, `no`, `1e3`, `null`)."""
+    try:
+        plain = yaml.safe_load(value) == value
+    except yaml.YAMLError:
+        plain = False
+    return value if plain else DoubleQuotedScalarString(value)
 
 
 def _flow(node: Any) -> Any:

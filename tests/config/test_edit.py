@@ -146,3 +146,24 @@ def test_a_member_added_to_a_list_indented_unlike_the_others_keeps_the_list_one_
         "      - b\n"
         "    shape: review   # kept\n"
     )
+
+
+def test_a_name_the_gateway_would_read_as_something_else_is_quoted():
+    after = added(SHIPPED, NewModel("on", "openai/1e3", connection="null", to="design"))
+    read = yaml.safe_load(after)
+    assert read["model_list"][-1]["model_name"] == "on"
+    assert read["model_list"][-1]["litellm_params"]["model"] == "openai/1e3"
+    assert read["model_list"][-1]["bench"]["connection"] == "null"
+    assert read["collections"]["design"]["members"] == ["glm", "on"]
+
+
+def test_a_members_list_other_collections_may_share_is_not_edited_behind_them():
+    written = (
+        "model_list:\n"
+        "  - {model_name: a, litellm_params: {model: openai/a}}\n"
+        "collections:\n"
+        "  c: {members: &core [a]}\n"
+        "  d: {members: *core}\n"
+    )
+    with pytest.raises(EditRefused, match=r"anchored list \(&core\).*add the model to it by hand"):
+        added(written, NewModel("b", "openai/b", to="c"))
