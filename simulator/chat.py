@@ -14,6 +14,7 @@ from simulator.errors import error_body
 from simulator.exchange import Exchange
 from simulator.reply import reply
 from simulator.state import _FAULT_KEYS, BEHAVIOUR_KEYS, SimState
+from simulator.window import over_window
 
 
 async def _watch_disconnect(receive: Receive, event: asyncio.Event) -> None:
@@ -56,6 +57,8 @@ class ChatCompletions:
             b["fail_tool_turns"] and not _after_tool(payload)
         ):  # no faults any more
             b.update({k: BEHAVIOUR_KEYS[k][1] for k in _FAULT_KEYS})
+        if refusal := over_window(payload, b["context_window"]):
+            b.update(status=400, error_message=refusal)
         gone = asyncio.Event()
         watcher = asyncio.create_task(_watch_disconnect(receive, gone))
         try:

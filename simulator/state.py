@@ -93,6 +93,9 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # how the provider's listing states this model: false, missing from it; or what its
         # entry says (free, expires, context_length, tools: simulator/listing.py)
         "listing": ((dict, bool), None),
+        # a prompt over this many tokens (characters / 4) is refused with a 400 naming the
+        # window, as providers refuse one (simulator/window.py)
+        "context_window": ((int,), None),
     }
 )
 #: Behaviour key -> value; every key present once defaults are filled in (``behaviour_for``).

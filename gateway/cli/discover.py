@@ -27,9 +27,16 @@ DEFAULT_CONFIG = "config/bench.yaml"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--connection", help="discover: only this connection")
+    parser.add_argument(
+        "--connection",
+        metavar="C",
+        help="discover: only this connection; add: what shares its rate limit "
+        "(default: api_base's host:port)",
+    )
     parser.add_argument("--json", action="store_true", help="discover: print JSON")
-    parser.add_argument("--config", help=f"discover: config file (default {DEFAULT_CONFIG})")
+    parser.add_argument(
+        "--config", help=f"the config file (discover, add, remove; default {DEFAULT_CONFIG})"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gateway.cli import client as client_cli
+from gateway.cli import models as models_cli
 from gateway.config.settings import ConfigError, load_config
 from gateway.serve import process
 from gateway.serve.ports import PortInUse, bound_socket, url_of
@@ -131,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and not client_cli.takes_late_prompt(args, extra):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "models" and args.action in models_cli.EDITS:
+        process.set_environment()  # the probe calls the model through litellm's seam
+        from gateway.cli.add import run as run_edit
+
+        return run_edit(args, _config_path(args.config))
     if args.command in client_cli.COMMANDS:  # clients of a running gateway: no litellm here
         return client_cli.run(args)
     process.set_environment()  # before any command can import litellm

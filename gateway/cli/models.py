@@ -1,5 +1,6 @@
 """`bench-gateway models`: each model's health, and retiring or restoring one by hand
-(contract §18), as a client of a running gateway."""
+(contract §18), as a client of a running gateway; `add` and `remove` edit the config file
+(gateway/cli/add.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gateway.cli import add as add_cli
 from gateway.cli import discover
 from gateway.mcp.remote import RemoteGateway
+
+EDITS = ("add", "remove")  # these edit the config file, no gateway needed (gateway/cli/add.py)
 
 
 def add_command(
@@ -17,16 +21,18 @@ def add_command(
 ) -> argparse.ArgumentParser:
     models = command(
         "models",
-        "models with their health; retire or restore one by hand (the dashboard's admin)",
+        "models with their health; retire or restore one by hand (the dashboard's admin); add "
+        "or remove one in the config file",
         "bench-gateway models\n  bench-gateway models retire glm --why 'withdrawn upstream'\n"
         "  bench-gateway models restore glm\n"
         "  bench-gateway models discover --connection openrouter",
     )
-    actions = ["list", "retire", "restore", "discover"]  # discover: gateway/cli/discover.py
+    actions = ["list", "retire", "restore", "discover", *EDITS]  # discover.py, add.py
     models.add_argument("action", nargs="?", choices=actions, default="list")
-    models.add_argument("alias", nargs="?", help="the model to retire or restore")
+    models.add_argument("alias", nargs="?", help="the model to retire, restore, add or remove")
     models.add_argument("--why", help="why it is retired (retire)")
-    discover.add_arguments(models)
+    discover.add_arguments(models)  # --connection and --config, which add shares
+    add_cli.add_arguments(models)
     return models
 
 
