@@ -35,6 +35,7 @@ from gateway.formats.by_path import error_renderer_for
 from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
 from gateway.panel.probe import keep_probing
+from gateway.suite.service import Suite
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
@@ -73,6 +74,7 @@ def create_app(
         health=health,
     )
 
+    suite = Suite(runtime)  # its tasks read (and a bad file named) at start
     mcp = McpEndpoint(config)
     # Stateless MCP: no stream to GET and no session to DELETE, so those are 405 (as the
     # transport allows), POST only.
@@ -94,14 +96,16 @@ def create_app(
             )
         runtime.ready = True
         prober = asyncio.create_task(keep_probing(runtime))  # due probes only (contract §18)
+        scheduled = asyncio.create_task(suite.keep_scheduled())  # suite.schedule_s (§20)
         try:
             async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp/http.py)
                 yield
         finally:
             runtime.ready = False
-            prober.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await prober
+            for background in (prober, scheduled):
+                background.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await background
             await _drain(runtime, config.gateway.drain_timeout_s)
             await runtime.live.close()
             await runtime.bodies.close()
@@ -129,6 +133,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
+    app.state.suite = suite
     app.state.access = Access.from_environment(
         config.gateway.require_keys, runtime.clock, runtime.board
     )

@@ -30,6 +30,7 @@ from gateway.endpoints.listings import (
     ollama_version,
 )
 from gateway.endpoints.models import get_model, list_models
+from gateway.endpoints.suite import bench_suite, run_suite
 from gateway.endpoints.records import (
     bench_models,
     bench_usage,
@@ -118,6 +119,8 @@ ROUTES = [
     Route("/bench/health", bench_health, methods=["GET"]),
     Route("/bench/pending", post_pending, methods=["POST"]),
     Route("/bench/usage", bench_usage, methods=["GET"]),
+    Route("/bench/suite", bench_suite, methods=["GET"]),
+    Route("/bench/suite/run", run_suite, methods=["POST"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi_json, methods=["GET"]),
     *OLLAMA_GEMINI_ROUTES,
