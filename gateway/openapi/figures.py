@@ -44,6 +44,7 @@ BENCH_MODELS: Schema = {
                     "health_since",
                     "next_trial",
                     "last_failure",
+                    "suite",
                 ],
                 "properties": {
                     "useful": {"type": "integer", "description": "useful verdicts, every shape"},
@@ -83,6 +84,11 @@ BENCH_MODELS: Schema = {
                     "health_since": _TIME,
                     "next_trial": _TIME,
                     "last_failure": _FAILURE,
+                    "suite": {
+                        "type": "object",
+                        "description": "the model's suite figures per shape (contract §20)",
+                        "additionalProperties": {"$ref": "#/components/schemas/SuiteFigures"},
+                    },
                 },
             },
         }

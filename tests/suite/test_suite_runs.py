@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.helpers.bench import assert_openai_error, bench_raw, served
+from tests.openapi.test_openapi import check
 from tests.helpers.waiting import wait_for
 
 TASKS = ["t-mean-bug", "t-mean-control", "t-mean-claim"]
@@ -56,7 +57,10 @@ def test_a_run_over_two_models_scores_each_from_its_answers(make_gateway, sim, t
     assert (alpha["confidently_wrong"], alpha["answered"], alpha["accuracy"]) == (1, 2, 0.5)
     assert (gamma["found"], gamma["of"], gamma["clean"], gamma["confidently_wrong"]) == (0, 1, 1, 0)
     assert gamma["scored_at"] is not None and alpha["claims_of"] == 0
-    asked = [r for r in sim.log(served("alpha"))]
+    spec = gw.http.get("/openapi.json").json()
+    check(spec, "/bench/suite", "get", 200, body)
+    check(spec, "/bench/models", "get", 200, gw.http.get("/bench/models").json())
+    asked = sim.log(served("alpha"))
     assert len(asked) == 3 and "   2 |     return sum(xs) / len(xs) + 1" in str(asked[0])
 
 
@@ -82,7 +86,7 @@ def test_each_suite_call_is_a_record_with_caller_suite_counted_apart_in_the_usag
 
 
 def _usage_rows(usage: dict) -> list[dict]:
-    return usage.get("rows") or usage.get("usage") or []
+    return usage["rows"]
 
 
 def test_a_second_run_is_refused_while_one_runs(make_gateway, sim, tmp_path):
@@ -92,6 +96,7 @@ def test_a_second_run_is_refused_while_one_runs(make_gateway, sim, tmp_path):
     assert gw.http.get("/bench/suite").json()["running"] is True
     second = gw.http.post("/bench/suite/run", json={"models": ["gamma"]})
     error = assert_openai_error(second, 409)
+    check(gw.http.get("/openapi.json").json(), "/bench/suite/run", "post", 409, second.json())
     assert first in error["message"] and "one runs at a time" in error["message"]
     finished(gw, first)
     assert gw.http.get("/bench/suite").json()["running"] is False
