@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gateway.cli.suite import summary
 from gateway.mcp.remote import RemoteGateway
 
 
@@ -62,6 +63,8 @@ def print_models(models: list[dict[str, Any]]) -> None:
         trial = m.get("next_trial")
         if m.get("health") == "benched" and trial:
             why = f"{why} (next trial in {max(trial - now, 0):.0f} s)"
+        if m.get("suite"):  # its suite figures, once any answer was scored (contract §20)
+            why = f"{why}  [suite: {summary(m['suite'])}]".strip()
         print(
             f"{m['alias']:<16} {m.get('connection') or '-':<20} {m.get('health') or 'ok':<8} {why}"
         )

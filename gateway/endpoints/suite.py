@@ -45,9 +45,7 @@ async def run_suite(request: Request) -> Response:
     if not isinstance(quick, bool):
         raise BadRequest("`quick` must be true or false.", param="quick")
     try:
-        run = await suite_of(request).start(
-            _names(body, "models"), _names(body, "tasks"), quick
-        )
+        run = await suite_of(request).start(_names(body, "models"), _names(body, "tasks"), quick)
     except Refused as exc:
         raise BadRequest(str(exc), param=exc.param) from None
     except Busy as exc:

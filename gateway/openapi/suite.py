@@ -12,15 +12,31 @@ FIGURES: Schema = {
     "type": "object",
     "description": "one model's suite figures on one shape, scored from its saved answers",
     "required": [
-        "found", "of", "wrong_line", "clean", "false_alarms", "claims_right", "claims_of",
-        "confidently_wrong", "accuracy", "answered", "scored_at",
+        "found",
+        "of",
+        "wrong_line",
+        "clean",
+        "false_alarms",
+        "claims_right",
+        "claims_of",
+        "confidently_wrong",
+        "accuracy",
+        "answered",
+        "scored_at",
     ],  # fmt: skip
     "properties": {
         **{
             name: _COUNT
             for name in (
-                "found", "of", "wrong_line", "clean", "false_alarms", "claims_right",
-                "claims_of", "confidently_wrong", "answered",
+                "found",
+                "of",
+                "wrong_line",
+                "clean",
+                "false_alarms",
+                "claims_right",
+                "claims_of",
+                "confidently_wrong",
+                "answered",
             )  # fmt: skip
         },
         "accuracy": {
@@ -52,8 +68,19 @@ RUN_REQUEST: Schema = {
 }
 RUN: Schema = {
     "type": "object",
-    "required": ["id", "started", "finished", "state", "models", "tasks", "quick", "asked",
-                 "answered", "total", "notes"],  # fmt: skip
+    "required": [
+        "id",
+        "started",
+        "finished",
+        "state",
+        "models",
+        "tasks",
+        "quick",
+        "asked",
+        "answered",
+        "total",
+        "notes",
+    ],  # fmt: skip
     "properties": {
         "id": {"type": "string"},
         "started": {"type": "number"},

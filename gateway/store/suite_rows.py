@@ -59,9 +59,7 @@ class Suite:
 
 
 def run_values(run: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(
-        json.dumps(run.get(c)) if c in _JSON else run.get(c) for c in RUN_COLUMNS
-    )
+    return tuple(json.dumps(run.get(c)) if c in _JSON else run.get(c) for c in RUN_COLUMNS)
 
 
 def load_run(row: Any) -> dict[str, Any]:

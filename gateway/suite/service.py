@@ -60,7 +60,10 @@ class Suite:
         return wanted, [by_id[i] for i in ids]
 
     async def start(
-        self, models: list[str] | None = None, task_ids: list[str] | None = None, quick: bool = False
+        self,
+        models: list[str] | None = None,
+        task_ids: list[str] | None = None,
+        quick: bool = False,
     ) -> str:
         """Start a run (Refused, or run.Busy while another runs); its id."""
         aliases, chosen = self.choose(models, task_ids, quick)

@@ -55,8 +55,10 @@ class Shares:
         connection = f"connection:{caps.connection}" if caps.connection else None
         for key, cap, where in ((caps.alias, caps.rpd, "the model"),
                                 (connection, caps.connection_rpd, "its connection")):  # fmt: skip
-            if key is not None and cap is not None and self.today.get(key, 0) >= allowed(
-                cap, self.share
+            if (
+                key is not None
+                and cap is not None
+                and self.today.get(key, 0) >= allowed(cap, self.share)
             ):
                 used = self.today.get(key, 0)
                 return (
