@@ -35,11 +35,11 @@ from gateway.formats.by_path import error_renderer_for
 from gateway.health import Health
 from gateway.mcp.http import McpEndpoint
 from gateway.panel.probe import keep_probing
-from gateway.suite.service import Suite
 from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
 from gateway.store.open import open_store
+from gateway.suite.service import Suite
 from gateway.upstream.seam import Upstream, UpstreamSeam
 
 log = logging.getLogger("bench.app")

@@ -30,7 +30,6 @@ from gateway.endpoints.listings import (
     ollama_version,
 )
 from gateway.endpoints.models import get_model, list_models
-from gateway.endpoints.suite import bench_suite, run_suite
 from gateway.endpoints.records import (
     bench_models,
     bench_usage,
@@ -41,6 +40,7 @@ from gateway.endpoints.records import (
     post_pending,
     post_verdict,
 )
+from gateway.endpoints.suite import bench_suite, run_suite
 from gateway.openapi import describe
 from gateway.replies import JSONResponse
 

@@ -99,9 +99,13 @@ def test_figures_count_each_outcome_per_model_and_shape():
 
 
 def test_the_quick_set_takes_the_kinds_in_turn():
-    tasks = {f"{kind}{i}": Task(f"{kind}{i}", kind, "review", "x\n", None, (1,) if kind == "bug" else (),
-                                "c" if kind == "claim" else None, True if kind == "claim" else None)
-             for kind in ("bug", "control", "claim") for i in range(4)}  # fmt: skip
+    def task(kind: str, i: int) -> Task:
+        claim = kind == "claim"
+        lines = (1,) if kind == "bug" else ()
+        return Task(f"{kind}{i}", kind, "review", "x\n", None, lines, "c" if claim else None,
+                    True if claim else None)  # fmt: skip
+
+    tasks = {f"{k}{i}": task(k, i) for k in ("bug", "control", "claim") for i in range(4)}
     chosen = quick_set(tasks, 5)
     assert len(chosen) == 5
     kinds = [tasks[i].kind for i in chosen]

@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 from tests.helpers.bench import assert_openai_error, bench_raw, served
-from tests.openapi.test_openapi import check
 from tests.helpers.waiting import wait_for
+from tests.openapi.test_openapi import check
 
 TASKS = ["t-mean-bug", "t-mean-control", "t-mean-claim"]
 

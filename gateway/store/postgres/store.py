@@ -20,8 +20,8 @@ from psycopg import AsyncConnection
 from gateway.health import Health
 from gateway.store import pages
 from gateway.store.postgres.keys import PostgresKeys, PostgresLimits
-from gateway.store.postgres.suite import PostgresSuite
 from gateway.store.postgres.link import POOL_SIZE, PostgresLink
+from gateway.store.postgres.suite import PostgresSuite
 from gateway.store.postgres.writes import GATHER_S, PATIENCE
 from gateway.store.rows import (
     Row,
