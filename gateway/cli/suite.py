@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from gateway.mcp.remote import RemoteGateway
+from gateway.suite.figures import totals
 
 POLL_S = 0.5
 
@@ -63,7 +64,8 @@ async def _wait(gateway: RemoteGateway, run_id: str) -> dict[str, Any]:
     with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
         shown = bar.add_task("suite", total=None)
         while True:
-            found = next((r for r in (await gateway.suite())["runs"] if r["id"] == run_id), None)
+            runs: list[dict[str, Any]] = (await gateway.suite())["runs"]
+            found = next((r for r in runs if r["id"] == run_id), None)
             if found is not None:
                 bar.update(shown, total=found["total"], completed=found["asked"])
                 if found["state"] != "running":
@@ -90,10 +92,9 @@ def figure_lines(models: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
 def summary(shapes: dict[str, dict[str, Any]]) -> str:
     """A model's suite figures over every shape, for `bench-gateway models`: found 3/5 · 1
     false alarm · 2 confidently wrong (or -: nothing scored)."""
-    if not shapes:
+    total = totals(shapes)
+    if total is None:
         return "-"
-    total = {k: sum(s[k] for s in shapes.values()) for k in ("found", "of", "false_alarms",
-                                                            "confidently_wrong")}  # fmt: skip
     return (
         f"found {total['found']}/{total['of']} · {total['false_alarms']} false alarm(s) · "
         f"{total['confidently_wrong']} confidently wrong"

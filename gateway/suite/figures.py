@@ -59,6 +59,15 @@ def figures(
     return found
 
 
+def totals(shapes: Mapping[str, Mapping[str, Any]]) -> dict[str, int] | None:
+    """A model's counts over every shape (None: nothing scored), as the Models table and
+    `bench-gateway models` show them: found of bugs, false alarms, confidently wrong."""
+    if not shapes:
+        return None
+    names = ("found", "of", "false_alarms", "confidently_wrong", "answered")
+    return {name: sum(int(s[name]) for s in shapes.values()) for name in names}
+
+
 def quick_set(tasks: Mapping[str, Task], size: int) -> list[str]:
     """*size* task ids spread over the kinds (and within a kind over shapes and languages):
     taken in turn from each kind, each kind's tasks in id order, alternating their shapes."""
