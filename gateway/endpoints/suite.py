@@ -40,7 +40,9 @@ async def run_suite(request: Request) -> Response:
     unknown = set(body) - {"models", "tasks", "quick"}
     if unknown:
         name = sorted(unknown)[0]
-        raise BadRequest(f"Unknown field {name[:80]!r}: a run takes models, tasks, quick.", name)
+        raise BadRequest(
+            f"Unknown field {name[:80]!r}: a run takes models, tasks, quick.", param=name
+        )
     quick = body.get("quick", False)
     if not isinstance(quick, bool):
         raise BadRequest("`quick` must be true or false.", param="quick")
