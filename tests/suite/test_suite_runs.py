@@ -155,3 +155,40 @@ def test_a_malformed_task_file_is_named_at_start_and_the_rest_run(make_gateway, 
     body = gw.http.get("/bench/suite").json()
     (problem,) = body["problems"]
     assert "broken.yaml: a bug task needs lines" in problem and body["tasks"] >= 5
+
+
+def test_a_retired_model_is_not_asked_and_the_run_says_why(make_gateway, sim, tmp_path):
+    gw = make_gateway(suite_raw(sim.url, tmp_path))
+    retired = gw.http.post("/bench/models/alpha/retire", json={"why": "withdrawn upstream"})
+    assert retired.status_code == 200
+    done = finished(gw, run(gw, models=["alpha", "gamma"], tasks=TASKS))
+    assert (done["asked"], done["notes"]) == (
+        3,
+        ["alpha: 3 task(s) skipped: retired: withdrawn upstream"],
+    )
+    assert sim.log(served("alpha")) == [] and len(sim.log(served("gamma"))) == 3
+
+
+def test_a_failed_call_is_classified_on_its_record_and_scores_nothing(make_gateway, sim, tmp_path):
+    gw = make_gateway(suite_raw(sim.url, tmp_path))
+    sim.set(served("alpha"), status=404, error_message="The model does not exist.")
+    done = finished(gw, run(gw, models=["alpha"], tasks=["t-mean-bug"]))
+    assert (done["asked"], done["answered"]) == (1, 0)
+    (call,) = suite_calls(tmp_path)
+    record = gw.http.get(f"/bench/calls/{call}").json()
+    assert (record["status"], record["failure"], record["caller"]) == ("error", "gone", "suite")
+    assert "alpha" not in gw.http.get("/bench/suite").json()["models"]
+
+
+def test_the_schedule_runs_the_suite_by_itself(make_gateway, sim, tmp_path):
+    gw = make_gateway(suite_raw(sim.url, tmp_path, schedule_s=0.2))
+    sim.set(served("alpha"), answer="NO FAULT")
+
+    def ran() -> bool:
+        return any(r["state"] == "done" for r in gw.http.get("/bench/suite").json()["runs"])
+
+    wait_for("a scheduled suite run", ran)
+    runs = gw.http.get("/bench/suite").json()["runs"]
+    first = next(r for r in runs if r["state"] == "done")
+    assert set(first["models"]) == {"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}
+    assert gw.http.get("/bench/suite").json()["models"]["alpha"]["review"]["clean"] >= 1
