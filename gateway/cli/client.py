@@ -121,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(missing)
             return asyncio.run(_with(url, key, lambda gw: models_cli.run(gw, args)))
         if args.command == "suite":
+            missing = suite_cli.check(args)
+            if missing:
+                raise UsageError(missing)
             return asyncio.run(_with(url, key, lambda gw: suite_cli.run(gw, args)))
         if args.command == "verdict":
             judged = {"call": args.call, "useful": args.useful}

@@ -27,13 +27,29 @@ def add_command(
     suite = command(
         "suite",
         "run the suite of known-answer tasks in a running gateway and show each model's figures",
-        "bench-gateway suite run --models glm,deepseek --quick",
+        "bench-gateway suite run --models glm,deepseek --quick\n  bench-gateway suite drafts\n"
+        "  bench-gateway suite approve --all",
     )
-    suite.add_argument("action", choices=["run"])
+    suite.add_argument("action", choices=["run", "drafts", "approve", "reject"])
+    suite.add_argument("draft", nargs="?", help="the draft to approve or reject")
+    suite.add_argument("--all", action="store_true", help="approve every draft waiting")
     suite.add_argument("--models", help="comma-separated models (default every model)")
     suite.add_argument("--tasks", help="comma-separated task ids (default every task)")
     suite.add_argument("--quick", action="store_true", help="the quick set (suite.quick tasks)")
     return suite
+
+
+def check(args: argparse.Namespace) -> str | None:
+    """What is missing from (or too much on) the command line, if anything."""
+    if args.action in ("approve", "reject") and not (args.draft or args.all):
+        return f"{args.action} needs a draft's id" + (
+            " or --all" if args.action == "approve" else ""
+        )
+    if args.all and (args.action != "approve" or args.draft):
+        return "--all goes with approve alone"
+    if args.action in ("run", "drafts") and args.draft:
+        return f"{args.action} takes no draft id"
+    return None
 
 
 def request_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -46,6 +62,16 @@ def request_of(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run(gateway: RemoteGateway, args: argparse.Namespace) -> int:
+    if args.action == "drafts":
+        return print_drafts(await gateway.suite_drafts())
+    if args.action in ("approve", "reject"):
+        state = "approved" if args.action == "approve" else "rejected"
+        ids = [d["id"] for d in await gateway.suite_drafts()] if args.all else [args.draft]
+        for draft in ids:
+            print(f"{draft}: {(await gateway.decide_draft(draft, args.action))['state']}")
+        if not ids:
+            print(f"no draft waits to be {state}")
+        return 0
     run_id = await gateway.run_suite(request_of(args))
     print(f"suite run {run_id} started", file=sys.stderr)
     done = await _wait(gateway, run_id)
@@ -71,6 +97,16 @@ async def _wait(gateway: RemoteGateway, run_id: str) -> dict[str, Any]:
                 if found["state"] != "running":
                     return found
             await asyncio.sleep(POLL_S)
+
+
+def print_drafts(drafts: list[dict[str, Any]]) -> int:
+    if not drafts:
+        print("no draft waits (verdicts' real/false claims become drafts)")
+    for d in drafts:
+        first = d["code"].strip().splitlines()[0][:60] if d["code"].strip() else ""
+        truth = "TRUE " if d["truth"] else "FALSE"
+        print(f"{d['id']}  {truth}  {d['claim'][:70]!r}  (call {d['call']}; asked: {first!r})")
+    return 0
 
 
 def figure_lines(models: dict[str, dict[str, dict[str, Any]]]) -> list[str]:

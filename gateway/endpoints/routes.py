@@ -40,7 +40,13 @@ from gateway.endpoints.records import (
     post_pending,
     post_verdict,
 )
-from gateway.endpoints.suite import bench_suite, run_suite
+from gateway.endpoints.suite import (
+    approve_draft,
+    bench_suite,
+    reject_draft,
+    run_suite,
+    suite_drafts,
+)
 from gateway.openapi import describe
 from gateway.replies import JSONResponse
 
@@ -121,6 +127,9 @@ ROUTES = [
     Route("/bench/usage", bench_usage, methods=["GET"]),
     Route("/bench/suite", bench_suite, methods=["GET"]),
     Route("/bench/suite/run", run_suite, methods=["POST"]),
+    Route("/bench/suite/drafts", suite_drafts, methods=["GET"]),
+    Route("/bench/suite/drafts/{draft}/approve", approve_draft, methods=["POST"]),
+    Route("/bench/suite/drafts/{draft}/reject", reject_draft, methods=["POST"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi_json, methods=["GET"]),
     *OLLAMA_GEMINI_ROUTES,

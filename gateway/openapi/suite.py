@@ -135,6 +135,47 @@ SCHEMAS["SuiteStarted"] = {
     "required": ["run"],
     "properties": {"run": {"type": "string"}},
 }
+SCHEMAS["SuiteDrafts"] = {
+    "type": "object",
+    "required": ["drafts"],
+    "properties": {
+        "drafts": {
+            "type": "array",
+            "description": "claims from verdicts waiting to be approved or rejected",
+            "items": {
+                "type": "object",
+                "required": ["id", "call", "shape", "claim", "truth", "code"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "call": {"type": "string", "description": "the judged call"},
+                    "shape": {"type": "string"},
+                    "claim": {"type": "string"},
+                    "truth": {"type": "boolean", "description": "real: true; false: false"},
+                    "code": {"type": "string", "description": "the panel's prompt"},
+                },
+            },
+        }
+    },
+}
+SCHEMAS["DraftDecided"] = {
+    "type": "object",
+    "required": ["id", "state"],
+    "properties": {"id": {"type": "string"}, "state": {"enum": ["approved", "rejected"]}},
+}
+_DRAFT = {"name": "draft", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _decide(what: str) -> Schema:
+    return {
+        **operation(
+            f"{what} a draft (the dashboard's admin)",
+            json_reply("DraftDecided", "the draft's state now"),
+            errors=("401", "404"),
+        ),
+        "parameters": [_DRAFT],
+    }
+
+
 PATHS: dict[str, Any] = {
     "/bench/suite": {
         "get": operation(
@@ -144,4 +185,13 @@ PATHS: dict[str, Any] = {
         )
     },
     "/bench/suite/run": {"post": _started},
+    "/bench/suite/drafts": {
+        "get": operation(
+            "Draft claim tasks made from verdicts, waiting (the dashboard's admin)",
+            json_reply("SuiteDrafts", "the drafts waiting"),
+            errors=("401",),
+        )
+    },
+    "/bench/suite/drafts/{draft}/approve": {"post": _decide("Approve: it runs like a task;")},
+    "/bench/suite/drafts/{draft}/reject": {"post": _decide("Reject")},
 }

@@ -23,8 +23,8 @@ def health_fields(record: Record) -> dict[str, Any]:
     }
 
 
-def health_body(runtime: Runtime) -> dict[str, Any]:
-    """`GET /bench/health`: models, connections, actions."""
+def health_body(runtime: Runtime, drafts: int = 0) -> dict[str, Any]:
+    """`GET /bench/health`: models, connections, actions (*drafts*: suite drafts waiting)."""
     keeper = runtime.model_health
     records = keeper.book.all()
     models = [
@@ -42,12 +42,13 @@ def health_body(runtime: Runtime) -> dict[str, Any]:
         {"name": name, "health": g.health, "why": g.why, "since": g.since}
         for name, g in keeper.connections().items()
     ]
-    return {"models": models, "connections": connections, "actions": actions(runtime, records)}
+    found = actions(runtime, records, drafts)
+    return {"models": models, "connections": connections, "actions": found}
 
 
-def actions(runtime: Runtime, records: dict[str, Record]) -> list[str]:
+def actions(runtime: Runtime, records: dict[str, Record], drafts: int = 0) -> list[str]:
     """What a person should do: a retired model still named in a collection, a connection
-    whose key was refused, a model whose key's variable is unset."""
+    whose key was refused, a model whose key's variable is unset, suite drafts waiting."""
     found = []
     catalog = runtime.config.catalog
     for alias, record in records.items():
@@ -62,4 +63,9 @@ def actions(runtime: Runtime, records: dict[str, Record]) -> list[str]:
             found.append(state.why)
     for alias, why in runtime.config.unready.items():
         found.append(f"{alias} cannot be called: {why}")
+    if drafts:
+        found.append(
+            f"{drafts} suite draft(s) from verdicts' claims wait to be approved or rejected "
+            "(GET /bench/suite/drafts, bench-gateway suite drafts)"
+        )
     return found

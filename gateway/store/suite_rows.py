@@ -19,6 +19,7 @@ RUN_COLUMNS = (
 ANSWER_COLUMNS = ("run_id", "task_id", "alias", "call_id", "status", "answer", "at")
 _JSON = ("models", "tasks", "notes")
 LOCK = "suite"
+MAX_DRAFT_CODE = 50_000  # a longer prompt makes no draft (and is not read for one)
 
 
 class Suite:
@@ -53,6 +54,21 @@ class Suite:
             f"INSERT INTO suite_lock (name, run, until) VALUES ({m}, {m}, {m}) "
             "ON CONFLICT (name) DO UPDATE SET run = excluded.run, until = excluded.until "
             f"WHERE suite_lock.until < {m} OR suite_lock.run = excluded.run"
+        )
+        # Drafts: every current verdict naming claims (newest first, limit), with its panel's
+        # prompt and shape; and what was decided of each draft (approved: the task, as JSON).
+        self.claims = (
+            'SELECT v.call_id, v."real", v."false", c.shape, CASE WHEN LENGTH(p.prompt) <= '
+            f"{MAX_DRAFT_CODE} THEN p.prompt END AS prompt FROM verdicts v "
+            "JOIN calls c ON c.id = v.call_id JOIN panels p ON p.id = c.panel_id "
+            "WHERE v.id IN (SELECT MAX(id) FROM verdicts GROUP BY call_id) "
+            f'AND (v."real" IS NOT NULL OR v."false" IS NOT NULL) ORDER BY v.id DESC LIMIT {m}'
+        )
+        self.decisions = "SELECT id, state, task FROM suite_drafts"
+        self.decide = (
+            f"INSERT INTO suite_drafts (id, state, task, decided) VALUES ({m}, {m}, {m}, {m}) "
+            "ON CONFLICT (id) DO UPDATE SET state = excluded.state, task = excluded.task, "
+            "decided = excluded.decided"
         )
         self.free_lock = f"UPDATE suite_lock SET until = 0 WHERE name = {m} AND run = {m}"
         self.holder = f"SELECT run FROM suite_lock WHERE name = {m} AND until >= {m}"

@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from gateway.runtime import Runtime
-from gateway.suite import figures, run, tasks
+from gateway.suite import drafts, figures, run, tasks
 from gateway.suite.tasks import Task, Tasks
 
 log = logging.getLogger("bench.suite")
@@ -34,8 +34,16 @@ class Suite:
         self.runtime = runtime
         self.tasks = loaded if loaded is not None else tasks.load(runtime.config.suite_dir)
 
+    async def all_tasks(self) -> dict[str, Task]:
+        """The task files' tasks, and the approved drafts (a file's task wins an id)."""
+        return {**await drafts.approved(self.runtime.store), **self.tasks.by_id}
+
     def choose(
-        self, models: list[str] | None, task_ids: list[str] | None, quick: bool
+        self,
+        by_id: dict[str, Task],
+        models: list[str] | None,
+        task_ids: list[str] | None,
+        quick: bool,
     ) -> tuple[list[str], list[Task]]:
         """The models and tasks a run asks; Refused naming what is unknown."""
         known = [m.alias for m in self.runtime.config.catalog.models]
@@ -43,7 +51,6 @@ class Suite:
         unknown = [m for m in wanted if m not in known]
         if unknown:
             raise Refused(f"No model {', '.join(repr(m[:80]) for m in unknown[:5])}.", "models")
-        by_id = self.tasks.by_id
         if task_ids:
             missing = [t for t in task_ids if t not in by_id]
             if missing:
@@ -66,7 +73,7 @@ class Suite:
         quick: bool = False,
     ) -> str:
         """Start a run (Refused, or run.Busy while another runs); its id."""
-        aliases, chosen = self.choose(models, task_ids, quick)
+        aliases, chosen = self.choose(await self.all_tasks(), models, task_ids, quick)
         return (await run.start(self.runtime, aliases, chosen, quick)).id
 
     async def onboard(self, aliases: list[str]) -> str | None:
@@ -82,7 +89,7 @@ class Suite:
 
     async def figures(self) -> dict[str, dict[str, dict[str, Any]]]:
         """{alias: {shape: figures}}, scored now from the saved answers."""
-        return figures.figures(await self.runtime.store.suite_answers(), self.tasks.by_id)
+        return figures.figures(await self.runtime.store.suite_answers(), await self.all_tasks())
 
     async def view(self) -> dict[str, Any]:
         """GET /bench/suite's body."""
@@ -90,7 +97,7 @@ class Suite:
         runs = [_run_view(r) for r in await store.suite_runs(RUNS_SHOWN)]
         return {
             "running": await store.suite_holder(now) is not None,
-            "tasks": len(self.tasks),
+            "tasks": len(await self.all_tasks()),
             "problems": list(self.tasks.problems),
             "runs": runs,
             "models": await self.figures(),

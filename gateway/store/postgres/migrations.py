@@ -200,6 +200,10 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE TABLE suite_lock (
             name TEXT PRIMARY KEY, run TEXT NOT NULL, until DOUBLE PRECISION NOT NULL
         );
+        CREATE TABLE suite_drafts (
+            id TEXT PRIMARY KEY, state TEXT NOT NULL, task TEXT NOT NULL,
+            decided DOUBLE PRECISION NOT NULL
+        );
         """,
     ),
 )

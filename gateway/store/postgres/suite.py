@@ -5,7 +5,7 @@ gateway/store/suite_rows.py."""
 from __future__ import annotations
 
 from gateway.store.postgres.link import PostgresLink
-from gateway.store.rows import Row
+from gateway.store.rows import Row, load
 from gateway.store.suite_rows import LOCK, POSTGRES, answer_values, load_run, run_values
 
 SQL = POSTGRES
@@ -42,6 +42,15 @@ class PostgresSuite:
 
     async def suite_answers(self) -> list[Row]:
         return await self.link.fetch(SQL.answers, ())
+
+    async def claim_verdicts(self, limit: int) -> list[Row]:
+        return [load(r) for r in await self.link.fetch(SQL.claims, (limit,))]
+
+    async def draft_decisions(self) -> list[Row]:
+        return await self.link.fetch(SQL.decisions, ())
+
+    async def decide_draft(self, draft: str, state: str, task: str, when: float) -> None:
+        await self.link.execute(SQL.decide, (draft, state, task, when))
 
     async def suite_counts(self, since: float) -> dict[str, int]:
         return {r["alias"]: r["calls"] for r in await self.link.fetch(SQL.counts, (since,))}

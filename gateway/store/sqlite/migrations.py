@@ -170,7 +170,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX health_events_by_alias ON health_events (alias, at);
         """,
     ),  # The suite (contract §20): its runs, every answer as the model gave it (the figures are
-    # computed from these, so a corrected key re-scores history), and the one-run-at-a-time lock.
+    # computed from these, so a corrected key re-scores history), the one-run-at-a-time lock, and
+    # what was decided of each draft made from a verdict's claims (approved ones run as tasks).
     (
         "0014_suite",
         """
@@ -186,6 +187,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX suite_answers_by_alias ON suite_answers (alias, task_id, id);
         CREATE INDEX suite_answers_by_at ON suite_answers (at);
         CREATE TABLE suite_lock (name TEXT PRIMARY KEY, run TEXT NOT NULL, until REAL NOT NULL);
+        CREATE TABLE suite_drafts (
+            id TEXT PRIMARY KEY, state TEXT NOT NULL, task TEXT NOT NULL, decided REAL NOT NULL
+        );
         """,
     ),
 )

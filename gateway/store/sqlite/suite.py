@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.store.rows import load
 from gateway.store.sqlite.writer import SqliteWriter
 from gateway.store.suite_rows import LOCK, answer_values, load_run, run_values
 from gateway.store.suite_rows import SQLITE as SQL
@@ -39,6 +40,15 @@ class SqliteSuite:
 
     async def suite_answers(self) -> list[dict[str, Any]]:
         return [dict(r) for r in await self.writer.fetch(SQL.answers)]
+
+    async def claim_verdicts(self, limit: int) -> list[dict[str, Any]]:
+        return [load(r) for r in await self.writer.fetch(SQL.claims, (limit,))]
+
+    async def draft_decisions(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in await self.writer.fetch(SQL.decisions)]
+
+    async def decide_draft(self, draft: str, state: str, task: str, when: float) -> None:
+        await self.writer.execute(SQL.decide, (draft, state, task, when))
 
     async def suite_counts(self, since: float) -> dict[str, int]:
         return {r["alias"]: r["calls"] for r in await self.writer.fetch(SQL.counts, (since,))}
