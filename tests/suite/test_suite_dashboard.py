@@ -49,14 +49,9 @@ def test_the_dashboard_lists_drafts_and_its_buttons_approve_and_reject(
     assert real.locator(".claim").inner_text() == "half(3) is 1"
     assert real.locator(".truth").inner_text() == "true"
     real.locator("button[data-action=approve]").click()
-    page.wait_for_selector(
-        f'#drafts tr[data-draft="{waiting["half(3) is 1"]}"][data-state=approved]'
-    )
-    false = page.locator(f'#drafts tr[data-draft="{waiting["half(4) is 3"]}"]')
-    false.locator("button[data-action=reject]").click()
-    page.wait_for_selector(
-        f'#drafts tr[data-draft="{waiting["half(4) is 3"]}"][data-state=rejected]'
-    )
+    page.wait_for_selector(f"{real_row}[data-state=approved]")
+    page.locator(false_row).locator("button[data-action=reject]").click()
+    page.wait_for_selector(f"{false_row}[data-state=rejected]")
     assert gw.http.get("/bench/suite/drafts").json()["drafts"] == []
     assert gw.http.get("/bench/suite").json()["tasks"] == len(load()) + 1
     watched.only_from(gw.url)
