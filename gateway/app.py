@@ -94,6 +94,7 @@ def create_app(
                 [m.served for m in config.catalog.models],
                 {m.served: config.reader(m.alias) for m in config.catalog.models},
             )
+        await suite.publish()  # the suite's figures where routing reads them (contract §20)
         runtime.ready = True
         prober = asyncio.create_task(keep_probing(runtime))  # due probes only (contract §18)
         scheduled = asyncio.create_task(suite.keep_scheduled())  # suite.schedule_s (§20)

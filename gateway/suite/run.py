@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,8 +63,15 @@ class Run:
         }  # fmt: skip
 
 
-async def start(runtime: Runtime, models: list[str], tasks: list[Task], quick: bool) -> Run:
-    """Take the lock and start the run in the background; Busy if another run holds it."""
+async def start(
+    runtime: Runtime,
+    models: list[str],
+    tasks: list[Task],
+    quick: bool,
+    then: Callable[[], Awaitable[None]] | None = None,
+) -> Run:
+    """Take the lock and start the run in the background; Busy if another run holds it.
+    *then*: awaited once the run has ended (the figures published)."""
     now = runtime.clock()
     run = Run(f"s{int(now) & 0xFFFFFFFF:08x}{secrets.token_hex(4)}", models, tasks, quick, now)
     if not await runtime.store.take_suite_lock(run.id, now + LEASE_S, now):
@@ -74,13 +82,15 @@ async def start(runtime: Runtime, models: list[str], tasks: list[Task], quick: b
     except BaseException:
         await runtime.store.free_suite_lock(run.id)
         raise
-    task = asyncio.create_task(_run(runtime, run))
+    task = asyncio.create_task(_run(runtime, run, then))
     runtime.panels.add(task)  # awaited (drained) on shutdown as panels are
     task.add_done_callback(runtime.panels.discard)
     return run
 
 
-async def _run(runtime: Runtime, run: Run) -> None:
+async def _run(
+    runtime: Runtime, run: Run, then: Callable[[], Awaitable[None]] | None = None
+) -> None:
     log.info("suite run %s: %d model(s), %d task(s)", run.id, len(run.models), len(run.tasks))
     lease = asyncio.create_task(_keep_lease(runtime, run.id))
     try:
@@ -90,6 +100,8 @@ async def _run(runtime: Runtime, run: Run) -> None:
         async with asyncio.TaskGroup() as group:
             for alias in run.models:
                 group.create_task(_model(runtime, run, alias, shares))
+        if then is not None:
+            await then()  # before the run is seen done: its figures are routing's at once
         run.state = "done"
     except Exception:
         log.exception("suite run %s failed", run.id)

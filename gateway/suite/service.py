@@ -74,7 +74,7 @@ class Suite:
     ) -> str:
         """Start a run (Refused, or run.Busy while another runs); its id."""
         aliases, chosen = self.choose(await self.all_tasks(), models, task_ids, quick)
-        return (await run.start(self.runtime, aliases, chosen, quick)).id
+        return (await run.start(self.runtime, aliases, chosen, quick, self.publish)).id
 
     async def onboard(self, aliases: list[str]) -> str | None:
         """The quick set for these models, new to the bench; the run's id, or None when
@@ -90,6 +90,22 @@ class Suite:
     async def figures(self) -> dict[str, dict[str, dict[str, Any]]]:
         """{alias: {shape: figures}}, scored now from the saved answers."""
         return figures.figures(await self.runtime.store.suite_answers(), await self.all_tasks())
+
+    async def publish(self) -> None:
+        """Put each model's suite accuracy per shape on the live state, where routing's evidence
+        is read from (gateway/state/figures.py `suite_on`): at start and after each run."""
+        try:
+            scored = await self.figures()
+        except Exception:
+            log.exception("the suite's figures could not be read")
+            return
+        for alias, shapes in scored.items():
+            for shape, found in shapes.items():
+                if found["accuracy"] is not None:
+                    self.runtime.figures.learn_suite(
+                        alias, shape, found["accuracy"], found["answered"]
+                    )
+        await self.runtime.live.flush()
 
     async def view(self) -> dict[str, Any]:
         """GET /bench/suite's body."""

@@ -192,3 +192,14 @@ def test_the_schedule_runs_the_suite_by_itself(make_gateway, sim, tmp_path):
     first = next(r for r in runs if r["state"] == "done")
     assert set(first["models"]) == {"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}
     assert gw.http.get("/bench/suite").json()["models"]["alpha"]["review"]["clean"] >= 1
+
+
+def test_a_runs_figures_are_put_where_routing_reads_its_evidence(make_gateway, sim, tmp_path):
+    gw = make_gateway(suite_raw(sim.url, tmp_path))
+    sim.set(served("alpha"), answer="FAULT: line 2")
+    assert gw.runtime.figures.suite_on("alpha", "review") is None
+    finished(gw, run(gw, models=["alpha"], tasks=["t-mean-bug", "t-mean-control"]))
+    assert gw.runtime.figures.suite_on("alpha", "review") == (0.5, 2)
+    gw.close()
+    again = make_gateway(suite_raw(sim.url, tmp_path), store=tmp_path / "records.db")
+    assert again.runtime.figures.suite_on("alpha", "review") == (0.5, 2)  # published at start
