@@ -107,6 +107,7 @@ def create_app(
                 background.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await background
+            await suite.stop()
             await _drain(runtime, config.gateway.drain_timeout_s)
             await runtime.live.close()
             await runtime.bodies.close()

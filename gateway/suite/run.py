@@ -53,6 +53,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
     state: str = "running"
     finished: float | None = None
+    task: asyncio.Task[None] | None = None  # the run in this worker
 
     def row(self) -> dict[str, Any]:
         return {
@@ -82,9 +83,7 @@ async def start(
     except BaseException:
         await runtime.store.free_suite_lock(run.id)
         raise
-    task = asyncio.create_task(_run(runtime, run, then))
-    runtime.panels.add(task)  # awaited (drained) on shutdown as panels are
-    task.add_done_callback(runtime.panels.discard)
+    run.task = asyncio.create_task(_run(runtime, run, then))
     return run
 
 

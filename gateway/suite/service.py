@@ -33,6 +33,7 @@ class Suite:
     def __init__(self, runtime: Runtime, loaded: Tasks | None = None) -> None:
         self.runtime = runtime
         self.tasks = loaded if loaded is not None else tasks.load(runtime.config.suite_dir)
+        self.running: set[asyncio.Task[None]] = set()  # this worker's run, while it runs
 
     async def all_tasks(self) -> dict[str, Task]:
         """The task files' tasks, and the approved drafts (a file's task wins an id)."""
@@ -74,7 +75,19 @@ class Suite:
     ) -> str:
         """Start a run (Refused, or run.Busy while another runs); its id."""
         aliases, chosen = self.choose(await self.all_tasks(), models, task_ids, quick)
-        return (await run.start(self.runtime, aliases, chosen, quick, self.publish)).id
+        started = await run.start(self.runtime, aliases, chosen, quick, self.publish)
+        assert started.task is not None
+        self.running.add(started.task)
+        started.task.add_done_callback(self.running.discard)
+        return started.id
+
+    async def stop(self) -> None:
+        """At shutdown: a run going here stops (its row says `stopped`, the lock is freed)
+        rather than hold the gateway's exit for as long as its tasks take."""
+        for task in list(self.running):
+            task.cancel()
+        if self.running:
+            await asyncio.wait(set(self.running))
 
     async def onboard(self, aliases: list[str]) -> str | None:
         """The quick set for these models, new to the bench; the run's id, or None when

@@ -203,3 +203,17 @@ def test_a_runs_figures_are_put_where_routing_reads_its_evidence(make_gateway, s
     gw.close()
     again = make_gateway(suite_raw(sim.url, tmp_path), store=tmp_path / "records.db")
     assert again.runtime.figures.suite_on("alpha", "review") == (0.5, 2)  # published at start
+
+
+def test_a_gateway_stopping_mid_run_stops_it_and_frees_the_lock(make_gateway, sim, tmp_path):
+    raw = suite_raw(sim.url, tmp_path)
+    gw = make_gateway(raw)
+    sim.set(served("alpha"), answer="NO FAULT", latency_s=5.0)
+    going = run(gw, models=["alpha"], tasks=TASKS)
+    wait_for("the first call", lambda: len(sim.log(served("alpha"))) == 1)
+    gw.close()
+    again = make_gateway(raw, store=tmp_path / "records.db")
+    body = again.http.get("/bench/suite").json()
+    assert body["running"] is False
+    stopped = next(r for r in body["runs"] if r["id"] == going)
+    assert (stopped["state"], stopped["asked"]) == ("stopped", 0)
