@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from gateway.suite.tasks import load
 from tests.helpers.bench import assert_openai_error, bench_raw, served
 from tests.helpers.waiting import wait_for
 from tests.openapi.test_openapi import check
@@ -217,3 +218,12 @@ def test_a_gateway_stopping_mid_run_stops_it_and_frees_the_lock(make_gateway, si
     assert body["running"] is False
     stopped = next(r for r in body["runs"] if r["id"] == going)
     assert (stopped["state"], stopped["asked"]) == ("stopped", 0)
+
+
+def test_the_quick_set_is_suite_quick_tasks_spread_over_the_kinds(make_gateway, sim, tmp_path):
+    gw = make_gateway(suite_raw(sim.url, tmp_path, quick=3))
+    sim.set(served("alpha"), answer="NO FAULT")
+    done = finished(gw, run(gw, models=["alpha"], quick=True))
+    assert done["quick"] is True and len(done["tasks"]) == 3 == done["asked"]
+    shipped = load().by_id
+    assert sorted(shipped[t].kind for t in done["tasks"]) == ["bug", "claim", "control"]
