@@ -54,6 +54,7 @@ class Run:
     state: str = "running"
     finished: float | None = None
     task: asyncio.Task[None] | None = None  # the run in this worker
+    waited: set[str] = field(default_factory=set)  # models whose tasks waited (said once)
 
     def row(self) -> dict[str, Any]:
         return {
@@ -135,7 +136,7 @@ async def _model(runtime: Runtime, run: Run, alias: str, shares: Shares) -> None
     """Ask *alias* each task in turn, within its share and while it may be called."""
     caps = caps_of(runtime, alias)
     for index, task in enumerate(run.tasks):
-        why = await _may_ask(runtime, alias, caps, shares)
+        why = await _may_ask(runtime, run, alias, caps, shares)
         if why is not None:
             left = len(run.tasks) - index
             run.notes.append(f"{alias}: {left} task(s) skipped: {why}")
@@ -148,7 +149,9 @@ async def _model(runtime: Runtime, run: Run, alias: str, shares: Shares) -> None
         await runtime.store.keep_suite_run(run.row())
 
 
-async def _may_ask(runtime: Runtime, alias: str, caps: Caps, shares: Shares) -> str | None:
+async def _may_ask(
+    runtime: Runtime, run: Run, alias: str, caps: Caps, shares: Shares
+) -> str | None:
     """None once *alias* may be asked (after waiting for its rpm share or a short cooldown);
     else why not."""
     while True:
@@ -168,7 +171,12 @@ async def _may_ask(runtime: Runtime, alias: str, caps: Caps, shares: Shares) -> 
             return None
         if wait > MAX_WAIT_S:
             return f"its rpm share would not free for {wait:.0f} s"
-        await asyncio.sleep(min(wait, 5.0))
+        if alias not in run.waited:  # said once per model
+            run.waited.add(alias)
+            why = "its cooldown" if cooldown is not None else "the suite's share of its rpm"
+            run.notes.append(f"{alias}: tasks waited for {why} (suite.share {shares.share:g})")
+            await runtime.store.keep_suite_run(run.row())
+        await asyncio.sleep(min(wait, 1.0))
 
 
 async def ask(runtime: Runtime, run_id: str, alias: str, task: Task) -> SeatResult:

@@ -5,10 +5,12 @@ limits, each call on the record with its caller `suite` and counted apart in the
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from gateway.suite.tasks import load
 from tests.helpers.bench import assert_openai_error, bench_raw, served
+from tests.helpers.clocks import ManualClock
 from tests.helpers.waiting import wait_for
 from tests.openapi.test_openapi import check
 
@@ -227,3 +229,26 @@ def test_the_quick_set_is_suite_quick_tasks_spread_over_the_kinds(make_gateway, 
     assert done["quick"] is True and len(done["tasks"]) == 3 == done["asked"]
     shipped = load().by_id
     assert sorted(shipped[t].kind for t in done["tasks"]) == ["bug", "claim", "control"]
+
+
+def test_a_full_rpm_share_makes_the_next_task_wait_and_the_run_says_so(make_gateway, sim, tmp_path):
+    raw = suite_raw(sim.url, tmp_path)
+    alpha = next(m for m in raw["model_list"] if m["model_name"] == "alpha")
+    alpha["bench"]["rpm"] = 2  # the suite's share: one call a minute
+    clock = ManualClock(time.time())
+    gw = make_gateway(raw, clock=clock.now)
+    sim.set(served("alpha"), answer="NO FAULT")
+    going = run(gw, models=["alpha"], tasks=["t-mean-bug", "t-mean-control"])
+
+    def waiting() -> bool:
+        runs = gw.http.get("/bench/suite").json()["runs"]
+        return any(r["id"] == going and r["notes"] for r in runs)
+
+    wait_for("the run to wait for its rpm share", waiting)
+    assert len(sim.log(served("alpha"))) == 1
+    clock.advance(61)
+    done = finished(gw, going)
+    assert done["asked"] == 2 and len(sim.log(served("alpha"))) == 2
+    assert done["notes"] == [
+        "alpha: tasks waited for the suite's share of its rpm (suite.share 0.5)"
+    ]
