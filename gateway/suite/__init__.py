@@ -4,5 +4,6 @@ path, scored from the answers as saved, and read as evidence where no verdict is
 
 `tasks` reads the task files (shipped in `tasks/`, and the user's `suite.dir`); `asking` words
 the question and reads the answer; `figures` scores the saved answers per model and shape;
-`run` asks inside the gateway, one run at a time; `schedule` runs it by itself and onboards
-a new model."""
+`share` keeps a run within `suite.share` of each model's limits; `run` asks inside the gateway,
+one run at a time; `drafts` makes claim tasks of verdicts' claims; `service` is what a worker
+holds: runs on request, by schedule and for onboarding, and what GET /bench/suite shows."""
