@@ -4,6 +4,7 @@ limits, each call on the record with its caller `suite` and counted apart in the
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from pathlib import Path
@@ -252,3 +253,23 @@ def test_a_full_rpm_share_makes_the_next_task_wait_and_the_run_says_so(make_gate
     assert done["notes"] == [
         "alpha: tasks waited for the suite's share of its rpm (suite.share 0.5)"
     ]
+
+
+def onboard(gw, aliases: list[str]) -> str | None:
+    """Suite.onboard, the one call for models new to a running bench, in the gateway's loop."""
+    suite = gw.server.server.config.app.state.suite
+    loop = gw.server.server._loop
+    return asyncio.run_coroutine_threadsafe(suite.onboard(aliases), loop).result(30)
+
+
+def test_onboarding_runs_the_quick_set_for_the_new_models_unless_it_is_off(
+    make_gateway, sim, tmp_path
+):
+    gw = make_gateway(suite_raw(sim.url, tmp_path, quick=2))
+    sim.set(served("zeta"), answer="NO FAULT")
+    started = onboard(gw, ["zeta"])
+    done = finished(gw, started)
+    assert (done["models"], done["quick"], done["asked"]) == (["zeta"], True, 2)
+    off = make_gateway(suite_raw(sim.url, tmp_path, onboard=False), store=tmp_path / "off.db")
+    assert onboard(off, ["zeta"]) is None
+    assert off.http.get("/bench/suite").json()["runs"] == []
