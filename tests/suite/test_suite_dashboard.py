@@ -53,5 +53,5 @@ def test_the_dashboard_lists_drafts_and_its_buttons_approve_and_reject(
     page.locator(false_row).locator("button[data-action=reject]").click()
     page.wait_for_selector(f"{false_row}[data-state=rejected]")
     assert gw.http.get("/bench/suite/drafts").json()["drafts"] == []
-    assert gw.http.get("/bench/suite").json()["tasks"] == len(load()) + 1
+    assert gw.http.get("/bench/suite").json()["tasks"] == len(load(tmp_path / "tasks")) + 1
     watched.only_from(gw.url)

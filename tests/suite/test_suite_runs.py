@@ -14,14 +14,14 @@ from tests.helpers.bench import assert_openai_error, bench_raw, served
 from tests.helpers.clocks import ManualClock
 from tests.helpers.waiting import wait_for
 from tests.openapi.test_openapi import check
+from tests.suite.known import write_tasks
 
 TASKS = ["t-mean-bug", "t-mean-control", "t-mean-claim"]
 
 
 def suite_raw(sim_url: str, tmp_path: Path, **suite) -> dict:
     raw = bench_raw(sim_url)
-    raw["suite"] = {"dir": str(tmp_path / "tasks"), **suite}
-    (tmp_path / "tasks").mkdir(exist_ok=True)
+    raw["suite"] = {"dir": str(write_tasks(tmp_path / "tasks")), **suite}
     return raw
 
 
@@ -228,8 +228,8 @@ def test_the_quick_set_is_suite_quick_tasks_spread_over_the_kinds(make_gateway, 
     sim.set(served("alpha"), answer="NO FAULT")
     done = finished(gw, run(gw, models=["alpha"], quick=True))
     assert done["quick"] is True and len(done["tasks"]) == 3 == done["asked"]
-    shipped = load().by_id
-    assert sorted(shipped[t].kind for t in done["tasks"]) == ["bug", "claim", "control"]
+    known = load(tmp_path / "tasks").by_id
+    assert sorted(known[t].kind for t in done["tasks"]) == ["bug", "claim", "control"]
 
 
 def test_a_full_rpm_share_makes_the_next_task_wait_and_the_run_says_so(make_gateway, sim, tmp_path):

@@ -10,25 +10,34 @@ import pytest
 from gateway.config.settings import parse_config
 from gateway.suite.tasks import SHIPPED, load
 from tests.helpers.bench import bench_raw
+from tests.suite.known import write_tasks
 
 
-def test_the_shipped_tasks_load_without_a_problem():
+def test_the_shipped_tasks_load_without_a_problem_and_hold_every_kind():
     tasks = load()
     assert tasks.problems == ()
-    assert {"t-mean-bug", "t-mean-control", "t-mean-claim"} <= set(tasks.by_id)
+    assert {t.kind for t in tasks.by_id.values()} == {"bug", "control", "claim"}
+
+
+def test_a_task_file_reads_as_the_contract_says(tmp_path: Path):
+    tasks = load(write_tasks(tmp_path), shipped=tmp_path / "none")
     bug = tasks.by_id["t-mean-bug"]
     assert (bug.kind, bug.shape, bug.language, bug.lines) == ("bug", "review", "python", (2,))
+    assert bug.code == "def mean(xs):\n    return sum(xs) / len(xs) + 1\n"
+    claim = tasks.by_id["t-mean-claim"]
+    assert (claim.claim, claim.truth, claim.lines) == ("mean([]) returns 0", False, ())
 
 
 def test_a_task_in_the_users_folder_replaces_the_shipped_one_and_adds_its_own(tmp_path: Path):
-    (tmp_path / "t-mean-bug.yaml").write_text(
+    shipped = sorted(load().by_id)[0]
+    (tmp_path / f"{shipped}.yaml").write_text(
         "kind: bug\ncode: |\n  a = 1\n  b = a / 0\nlines: [2]\n"
     )
-    (tmp_path / "mine.yaml").write_text("kind: control\nshape: code\ncode: 'x = 1'\n")
+    (tmp_path / "mine-only.yaml").write_text("kind: control\nshape: code\ncode: 'x = 1'\n")
     tasks = load(tmp_path)
-    assert tasks.by_id["t-mean-bug"].code == "a = 1\nb = a / 0\n"
-    assert tasks.by_id["t-mean-bug"].shape == "review"  # the default shape
-    assert tasks.by_id["mine"].shape == "code"
+    assert tasks.by_id[shipped].code == "a = 1\nb = a / 0\n"
+    assert tasks.by_id[shipped].shape == "review"  # the default shape
+    assert tasks.by_id["mine-only"].shape == "code"
     assert len(tasks) == len(load()) + 1
 
 
