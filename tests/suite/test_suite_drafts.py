@@ -64,3 +64,19 @@ def test_the_command_lists_and_approves_every_draft(make_gateway, sim, tmp_path)
     assert [line.split()[-1] for line in approved.stdout.splitlines()] == ["approved"] * 2
     assert gw.http.get("/bench/suite/drafts").json()["drafts"] == []
     assert bench("suite", "approve", url=gw.url).returncode == 2
+
+
+def test_drafts_are_made_approved_and_run_in_postgresql_too(make_gateway, sim, tmp_path, pg_url):
+    gw = make_gateway(suite_raw(sim.url, tmp_path), store=pg_url)
+    judged_with_claims(gw)
+    drafts = {d["claim"]: d for d in gw.http.get("/bench/suite/drafts").json()["drafts"]}
+    assert (drafts["half(3) is 1"]["truth"], drafts["half(4) is 3"]["truth"]) == (True, False)
+    draft = drafts["half(3) is 1"]["id"]
+    assert gw.http.post(f"/bench/suite/drafts/{draft}/approve").json()["state"] == "approved"
+    sim.set(served("gamma"), answer="**VERDICT: TRUE**")
+    finished(gw, run(gw, models=["gamma"], tasks=[draft]))
+    design = gw.http.get("/bench/suite").json()["models"]["gamma"]["design"]
+    assert (design["claims_right"], design["claims_of"]) == (1, 1)
+    assert [d["claim"] for d in gw.http.get("/bench/suite/drafts").json()["drafts"]] == [
+        "half(4) is 3"
+    ]
