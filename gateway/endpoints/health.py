@@ -23,7 +23,7 @@ async def bench_health(request: Request) -> Response:
     runtime = runtime_of(request)
     await runtime.keys.client(request)
     await runtime.live.refresh()
-    waiting = len(await drafts.waiting(runtime.store))
+    waiting = len(await drafts.waiting(runtime.store, code=False))
     return JSONResponse(health_body(runtime, waiting))
 
 

@@ -57,12 +57,15 @@ class Suite:
         )
         # Drafts: every current verdict naming claims (newest first, limit), with its panel's
         # prompt and shape; and what was decided of each draft (approved: the task, as JSON).
-        self.claims = (
-            'SELECT v.call_id, v."real", v."false", c.shape, CASE WHEN LENGTH(p.prompt) <= '
-            f"{MAX_DRAFT_CODE} THEN p.prompt END AS prompt FROM verdicts v "
+        # (claims_light: the same without the prompt, its size instead: enough to count them)
+        drafted = f"CASE WHEN LENGTH(p.prompt) <= {MAX_DRAFT_CODE} THEN p.prompt END AS prompt"
+        sized = "LENGTH(p.prompt) AS size"
+        self.claims, self.claims_light = (
+            f'SELECT v.call_id, v."real", v."false", c.shape, {code} FROM verdicts v '
             "JOIN calls c ON c.id = v.call_id JOIN panels p ON p.id = c.panel_id "
             "WHERE v.id IN (SELECT MAX(id) FROM verdicts GROUP BY call_id) "
             f'AND (v."real" IS NOT NULL OR v."false" IS NOT NULL) ORDER BY v.id DESC LIMIT {m}'
+            for code in (drafted, sized)
         )
         self.decisions = "SELECT id, state, task FROM suite_drafts"
         self.decide = (

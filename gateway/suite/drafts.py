@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from gateway.store.interface import SuiteStore
+from gateway.store.suite_rows import MAX_DRAFT_CODE
 from gateway.suite.tasks import Task
 
 VERDICTS_READ = 500  # the newest verdicts with claims that drafts are made from
@@ -41,12 +42,14 @@ def draft_id(call: str, claim: str, truth: bool) -> str:
 
 
 def drafts_of(rows: list[dict[str, Any]]) -> list[Draft]:
-    """The drafts in verdict rows ({call_id, real, false, shape, prompt}), each once."""
+    """The drafts in verdict rows ({call_id, real, false, shape, prompt}), each once. A row
+    read without its prompt (its `size`) makes drafts with no code, to count."""
     found: dict[str, Draft] = {}
     for row in rows:
         code = row.get("prompt") or ""
-        if not code.strip():  # (a prompt over MAX_DRAFT_CODE is not read: it makes none)
-            continue
+        size = row.get("size", len(code))
+        if not size or size > MAX_DRAFT_CODE or ("size" not in row and not code.strip()):
+            continue  # (a prompt over MAX_DRAFT_CODE is not read: it makes none)
         for name, truth in (("real", True), ("false", False)):
             for claim in row.get(name) or []:
                 if isinstance(claim, str) and claim.strip():
@@ -57,10 +60,11 @@ def drafts_of(rows: list[dict[str, Any]]) -> list[Draft]:
     return list(found.values())
 
 
-async def waiting(store: SuiteStore) -> list[Draft]:
-    """Drafts nobody decided yet, newest verdict first."""
+async def waiting(store: SuiteStore, code: bool = True) -> list[Draft]:
+    """Drafts nobody decided yet, newest verdict first (without *code*: their code left empty,
+    for a count that need not read every prompt)."""
     decided = {d["id"] for d in await store.draft_decisions()}
-    made = drafts_of(await store.claim_verdicts(VERDICTS_READ))
+    made = drafts_of(await store.claim_verdicts(VERDICTS_READ, code))
     return [d for d in made if d.id not in decided]
 
 

@@ -43,8 +43,11 @@ class PostgresSuite:
     async def suite_answers(self) -> list[Row]:
         return await self.link.fetch(SQL.answers, ())
 
-    async def claim_verdicts(self, limit: int) -> list[Row]:
-        return [load(r) for r in await self.link.fetch(SQL.claims, (limit,))]
+    async def claim_verdicts(self, limit: int, code: bool = True) -> list[Row]:
+        return [
+            load(r)
+            for r in await self.link.fetch(SQL.claims if code else SQL.claims_light, (limit,))
+        ]
 
     async def draft_decisions(self) -> list[Row]:
         return await self.link.fetch(SQL.decisions, ())

@@ -41,8 +41,11 @@ class SqliteSuite:
     async def suite_answers(self) -> list[dict[str, Any]]:
         return [dict(r) for r in await self.writer.fetch(SQL.answers)]
 
-    async def claim_verdicts(self, limit: int) -> list[dict[str, Any]]:
-        return [load(r) for r in await self.writer.fetch(SQL.claims, (limit,))]
+    async def claim_verdicts(self, limit: int, code: bool = True) -> list[dict[str, Any]]:
+        return [
+            load(r)
+            for r in await self.writer.fetch(SQL.claims if code else SQL.claims_light, (limit,))
+        ]
 
     async def draft_decisions(self) -> list[dict[str, Any]]:
         return [dict(r) for r in await self.writer.fetch(SQL.decisions)]
