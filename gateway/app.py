@@ -40,6 +40,7 @@ from gateway.runtime import Runtime
 from gateway.state import quota_signals
 from gateway.store.interface import RecordStore
 from gateway.store.open import open_store
+from gateway.suite.service import Suite
 from gateway.upstream.seam import Upstream, UpstreamSeam
 
 log = logging.getLogger("bench.app")
@@ -74,6 +75,7 @@ def create_app(
         health=health,
     )
 
+    suite = Suite(runtime)  # its tasks read (and a bad file named) at start
     mcp = McpEndpoint(config)
     # Stateless MCP: no stream to GET and no session to DELETE, so those are 405 (as the
     # transport allows), POST only.
@@ -93,18 +95,21 @@ def create_app(
                 [m.served for m in config.catalog.models],
                 {m.served: config.reader(m.alias) for m in config.catalog.models},
             )
+        await suite.publish()  # the suite's figures where routing reads them (contract §20)
         runtime.ready = True
         prober = asyncio.create_task(keep_probing(runtime))  # due probes only (contract §18)
         reader = asyncio.create_task(keep_reading(runtime))  # the listings (contract §19)
+        scheduled = asyncio.create_task(suite.keep_scheduled())  # suite.schedule_s (§20)
         try:
             async with mcp.manager.run():  # the MCP sessions' task group (gateway/mcp/http.py)
                 yield
         finally:
             runtime.ready = False
-            for task in (prober, reader):
-                task.cancel()
+            for background in (prober, reader, scheduled):
+                background.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                    await background
+            await suite.stop()
             await _drain(runtime, config.gateway.drain_timeout_s)
             await runtime.live.close()
             await runtime.bodies.close()
@@ -132,6 +137,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # a stray slash is a 404, not a bare redirect
     app.state.runtime = runtime
+    app.state.suite = suite
     app.state.access = Access.from_environment(
         config.gateway.require_keys, runtime.clock, runtime.board
     )

@@ -32,7 +32,7 @@ TIERS = [
     ("gateway.app",),
     ("gateway.endpoints", "gateway.openapi", "gateway.mcp", "gateway.dashboard"),
     ("gateway.formats",),
-    ("gateway.panel", "gateway.route", "gateway.records"),
+    ("gateway.panel", "gateway.route", "gateway.records", "gateway.suite"),
     ("gateway.runtime",),
     ("gateway.access", "gateway.state", "gateway.store", "gateway.upstream"),
     ("gateway.request",),

@@ -21,10 +21,11 @@ from typing import Any
 
 from gateway.cli import discover
 from gateway.cli import models as models_cli
+from gateway.cli import suite as suite_cli
 from gateway.mcp.remote import Refused, RemoteGateway, Unreachable, settings
 from gateway.records.usage import usage_lines
 
-COMMANDS = ("ask", "verdict", "status", "mcp", "models")
+COMMANDS = ("ask", "verdict", "status", "mcp", "models", "suite")
 USAGE, REFUSED, UNREACHABLE = 2, 1, 3
 CONNECTION = "--url/--key default to $BENCH_GATEWAY_URL (else http://127.0.0.1:8123) and "
 CONNECTION += "$BENCH_GATEWAY_KEY"
@@ -79,7 +80,8 @@ def add_commands(command: Callable[[str, str, str], argparse.ArgumentParser]) ->
         help="log every request to the gateway on stderr (else $BENCH_LOG_LEVEL, else warnings)",
     )
     models = models_cli.add_command(command)
-    for parser in (ask, verdict, status, mcp, models):
+    suite = suite_cli.add_command(command)
+    for parser in (ask, verdict, status, mcp, models, suite):
         parser.add_argument("--url", help="the gateway (default $BENCH_GATEWAY_URL or :8123)")
         parser.add_argument("--key", help="a gateway key (default $BENCH_GATEWAY_KEY)")
         parser.epilog = f"{parser.epilog}\n\n{CONNECTION}"
@@ -121,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
             if missing:
                 raise UsageError(missing)
             return asyncio.run(_with(url, key, lambda gw: models_cli.run(gw, args)))
+        if args.command == "suite":
+            missing = suite_cli.check(args)
+            if missing:
+                raise UsageError(missing)
+            return asyncio.run(_with(url, key, lambda gw: suite_cli.run(gw, args)))
         if args.command == "verdict":
             judged = {"call": args.call, "useful": args.useful}
             if args.note is not None:

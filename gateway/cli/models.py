@@ -11,6 +11,7 @@ from typing import Any
 
 from gateway.cli import add as add_cli
 from gateway.cli import discover
+from gateway.cli.suite import summary
 from gateway.mcp.remote import RemoteGateway
 
 EDITS = ("add", "remove")  # these edit the config file, no gateway needed (gateway/cli/add.py)
@@ -72,6 +73,8 @@ def print_models(models: list[dict[str, Any]]) -> None:
         trial = m.get("next_trial")
         if m.get("health") == "benched" and trial:
             why = f"{why} (next trial in {max(trial - now, 0):.0f} s)"
+        if m.get("suite"):  # its suite figures, once any answer was scored (contract §20)
+            why = f"{why}  [suite: {summary(m['suite'])}]".strip()
         print(
             f"{m['alias']:<16} {m.get('connection') or '-':<20} {m.get('health') or 'ok':<8} {why}"
         )

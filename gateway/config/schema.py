@@ -249,6 +249,20 @@ class LifecycleSettings(_Section):
     listing_s: float = Field(default=21600.0, ge=0)  # the providers' listings; 0: never read
 
 
+class SuiteSettings(_Section):
+    """The suite of known-answer tasks (contract §20): where the user's own tasks are, how much
+    of a model's limits it may take, how often it runs by itself, and what onboarding asks."""
+
+    what: ClassVar[str] = "a mapping of suite settings"
+
+    dir: str | None = None  # the user's own tasks, relative to the config's folder
+    share: float = Field(default=0.5, gt=0, le=1)  # of a model's rpm and rpd, at most
+    schedule_s: float = Field(default=0.0, ge=0)  # 0: never by itself
+    quick: int = Field(default=8, ge=1)  # the quick set's size, spread over the kinds
+    prior_weight: float = Field(default=5.0, ge=0)  # suite accuracy as this many verdicts
+    onboard: bool = True  # a model new to a running bench gets the quick set
+
+
 class ConnectionSpec(_Section):
     what: ClassVar[str] = "a mapping of rpm, rpd, preferred, cool_together, listing"
 
@@ -323,6 +337,7 @@ class FileSections(_Section):
     collections: dict[Any, Any] = Field(min_length=1)
     gateway: GatewaySettings | None = None
     lifecycle: LifecycleSettings | None = None
+    suite: SuiteSettings | None = None
     store: Annotated[str, PlainValidator(_store)] = "sqlite:///data/records.db"
     state: Annotated[str | None, PlainValidator(_state)] = None
     # A LiteLLM proxy config pastes in whole: its proxy-wide sections mean nothing to the bench

@@ -28,7 +28,12 @@ from gateway.config.catalog import (
 )
 from gateway.config.connections import Connection, read_connections
 from gateway.config.environ import resolve_services
-from gateway.config.schema import FileSections, GatewaySettings, LifecycleSettings
+from gateway.config.schema import (
+    FileSections,
+    GatewaySettings,
+    LifecycleSettings,
+    SuiteSettings,
+)
 from gateway.config.sections import check, names
 from routing import Catalog, PanelLimits
 
@@ -38,6 +43,7 @@ __all__ = [
     "Connection",
     "GatewaySettings",
     "LifecycleSettings",
+    "SuiteSettings",
     "load_config",
     "parse_config",
 ]
@@ -68,6 +74,8 @@ class Config:
     lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
     # alias -> why it cannot be called (its key's variable unset): benched at start, not refused
     unready: dict[str, str] = field(default_factory=dict)
+    suite: SuiteSettings = field(default_factory=SuiteSettings)
+    suite_dir: Path | None = None  # suite.dir, resolved against the config's folder
 
     def reader(self, alias: str) -> str:
         return self.readers.get(alias, self.gateway.upstream_reader)
@@ -143,6 +151,7 @@ def parse_config(
     collections = read_collections(raw.get("collections"), aliases, written_shapes, problems)
     if problems or top is None:
         raise ConfigError(problems)
+    suite = top.suite or SuiteSettings()
     limits = PanelLimits(gateway.max_calls, gateway.max_explorers, gateway.reserves)
     catalog = Catalog(tuple(models), tuple(collections), tuple(shapes.items()), limits)
     rpm = {e.model_name: e.bench.rpm for e in entries.values() if e.bench and e.bench.rpm}
@@ -164,6 +173,8 @@ def parse_config(
         readers,
         top.lifecycle or LifecycleSettings(),
         {entries[i].model_name: why for i, why in unset.items() if i in entries},
+        suite,
+        _local(suite.dir, base) if suite.dir else None,
     )
 
 

@@ -48,6 +48,8 @@ from gateway.request.bounds import json_object
 from gateway.request.client import LOCAL
 from gateway.runtime import Runtime
 from gateway.store.pages import UnknownCursor
+from gateway.suite import drafts
+from gateway.suite.figures import totals
 
 POLL_S = 1.0  # how often an open event stream looks for new records
 STREAM_S = 25.0  # an event stream ends after this; the browser reconnects (`retry`)
@@ -76,6 +78,10 @@ async def index(request: Request) -> Response:
         "usage": usage,
         **evidence_context(runtime),
     }
+    scored = await request.app.state.suite.figures()  # the Models table's suite column (§20)
+    for row in context["models"]:
+        row["suite"] = totals(scored.get(row["alias"], {}))
+    context["drafts"] = await drafts.waiting(runtime.store)  # the Suite drafts section
     return html(reply, await drawn("index.html", context), 200)
 
 

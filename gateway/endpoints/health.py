@@ -16,13 +16,15 @@ from gateway.records.health import health_body, health_fields
 from gateway.replies import JSONResponse
 from gateway.request.bounds import json_object
 from gateway.runtime import Runtime
+from gateway.suite import drafts
 
 
 async def bench_health(request: Request) -> Response:
     runtime = runtime_of(request)
     await runtime.keys.client(request)
     await runtime.live.refresh()
-    return JSONResponse(health_body(runtime))
+    waiting = len(await drafts.waiting(runtime.store, code=False))
+    return JSONResponse(health_body(runtime, waiting))
 
 
 def _admin_model(request: Request) -> tuple[Runtime, str]:

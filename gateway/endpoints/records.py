@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.endpoints.common import read_body, runtime_of
+from gateway.endpoints.suite import suite_of
 from gateway.errors import BadRequest, NotFound
 from gateway.records.pending import parse_pending, pending
 from gateway.records.standing import model_rows
@@ -93,7 +94,11 @@ async def bench_models(request: Request) -> Response:
     runtime = runtime_of(request)
     await runtime.keys.client(request)
     await runtime.live.refresh()
-    return JSONResponse({"models": model_rows(runtime)})
+    rows = model_rows(runtime)
+    scored = await suite_of(request).figures()  # each model's suite figures per shape (§20)
+    for row in rows:
+        row["suite"] = scored.get(row["alias"], {})
+    return JSONResponse({"models": rows})
 
 
 async def bench_usage(request: Request) -> Response:

@@ -40,6 +40,13 @@ from gateway.endpoints.records import (
     post_pending,
     post_verdict,
 )
+from gateway.endpoints.suite import (
+    approve_draft,
+    bench_suite,
+    reject_draft,
+    run_suite,
+    suite_drafts,
+)
 from gateway.openapi import describe
 from gateway.replies import JSONResponse
 
@@ -118,6 +125,11 @@ ROUTES = [
     Route("/bench/health", bench_health, methods=["GET"]),
     Route("/bench/pending", post_pending, methods=["POST"]),
     Route("/bench/usage", bench_usage, methods=["GET"]),
+    Route("/bench/suite", bench_suite, methods=["GET"]),
+    Route("/bench/suite/run", run_suite, methods=["POST"]),
+    Route("/bench/suite/drafts", suite_drafts, methods=["GET"]),
+    Route("/bench/suite/drafts/{draft}/approve", approve_draft, methods=["POST"]),
+    Route("/bench/suite/drafts/{draft}/reject", reject_draft, methods=["POST"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi_json, methods=["GET"]),
     *OLLAMA_GEMINI_ROUTES,

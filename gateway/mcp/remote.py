@@ -108,6 +108,21 @@ class RemoteGateway:
     async def restore(self, alias: str) -> dict[str, Any]:
         return await self._send("POST", f"/bench/models/{quote(alias, safe='')}/restore")
 
+    async def suite(self) -> dict[str, Any]:
+        """The suite's tasks, runs and figures (`GET /bench/suite`)."""
+        return await self._send("GET", "/bench/suite")
+
+    async def run_suite(self, body: dict[str, Any]) -> str:
+        """Start a suite run (`POST /bench/suite/run`); its id."""
+        return str((await self._send("POST", "/bench/suite/run", body))["run"])
+
+    async def suite_drafts(self) -> list[dict[str, Any]]:
+        return list((await self._send("GET", "/bench/suite/drafts"))["drafts"])
+
+    async def decide_draft(self, draft: str, action: str) -> dict[str, Any]:
+        """*action*: approve or reject."""
+        return await self._send("POST", f"/bench/suite/drafts/{quote(draft, safe='')}/{action}")
+
     async def usage(self) -> dict[str, Any]:
         """This month's usage (`GET /bench/usage`): calls, tokens and errors per model."""
         return await self._send("GET", "/bench/usage")

@@ -47,6 +47,7 @@ BENCH_MODELS: Schema = {
                     "listed",
                     "expires",
                     "free",
+                    "suite",
                 ],
                 "properties": {
                     "useful": {"type": "integer", "description": "useful verdicts, every shape"},
@@ -98,6 +99,11 @@ BENCH_MODELS: Schema = {
                     "free": {
                         "type": ["boolean", "null"],
                         "description": "priced zero by its provider's listing; null: unstated",
+                    },
+                    "suite": {
+                        "type": "object",
+                        "description": "the model's suite figures per shape (contract §20)",
+                        "additionalProperties": {"$ref": "#/components/schemas/SuiteFigures"},
                     },
                 },
             },

@@ -78,6 +78,10 @@ CALL_RECORD: Schema = {
         "failure": SEAT["properties"]["failure"],
         "failed_over": {"type": ["array", "null"], "items": {"type": "object"}},
         "dropped": {"type": ["array", "null"], "items": {"type": "string"}},
+        "caller": {
+            "type": "string",
+            "description": "who asked: the key's name (local without keys), or suite",
+        },
     },
 }
 CONVERSATION_RECORD: Schema = {

@@ -24,8 +24,8 @@ def health_fields(record: Record) -> dict[str, Any]:
     }
 
 
-def health_body(runtime: Runtime) -> dict[str, Any]:
-    """`GET /bench/health`: models, connections, actions."""
+def health_body(runtime: Runtime, drafts: int = 0) -> dict[str, Any]:
+    """`GET /bench/health`: models, connections, actions (*drafts*: suite drafts waiting)."""
     keeper = runtime.model_health
     records = keeper.book.all()
     models = [
@@ -43,12 +43,14 @@ def health_body(runtime: Runtime) -> dict[str, Any]:
         {"name": name, "health": g.health, "why": g.why, "since": g.since}
         for name, g in keeper.connections().items()
     ]
-    return {"models": models, "connections": connections, "actions": actions(runtime, records)}
+    found = actions(runtime, records, drafts)
+    return {"models": models, "connections": connections, "actions": found}
 
 
-def actions(runtime: Runtime, records: dict[str, Record]) -> list[str]:
+def actions(runtime: Runtime, records: dict[str, Record], drafts: int = 0) -> list[str]:
     """What a person should do: a retired model still named in a collection, a connection
-    whose key was refused, a model whose key's variable is unset, a model expiring soon."""
+    whose key was refused, a model whose key's variable is unset, a model expiring soon, suite
+    drafts waiting."""
     found = []
     catalog = runtime.config.catalog
     for alias, record in records.items():
@@ -63,4 +65,10 @@ def actions(runtime: Runtime, records: dict[str, Record]) -> list[str]:
             found.append(state.why)
     for alias, why in runtime.config.unready.items():
         found.append(f"{alias} cannot be called: {why}")
-    return found + expiry_actions(runtime)
+    found += expiry_actions(runtime)
+    if drafts:
+        found.append(
+            f"{drafts} suite draft(s) from verdicts' claims wait to be approved or rejected "
+            "(GET /bench/suite/drafts, bench-gateway suite drafts)"
+        )
+    return found

@@ -113,6 +113,21 @@ class Figures:
             self.board.write(_seated(alias), self.board.numbers(_seated(alias))[0] + 1, at)
         return at
 
+    def learn_suite(self, alias: str, shape: str, accuracy: float, answered: int) -> None:
+        """A model's suite figures on a shape (contract §20), where routing can read them: its
+        accuracy and how many answers it rests on (gateway/suite/service.py `publish`)."""
+        name = _suite(alias, shape)
+        with self.board.locked():
+            self.board.write(name, accuracy, float(answered))
+        if self.journal is not None:
+            self.journal.append(["set", name, accuracy, float(answered), ""])
+
+    def suite_on(self, alias: str, shape: str) -> tuple[float, int] | None:
+        """(accuracy, answered) of *alias*'s suite answers on *shape*; None before any."""
+        with self.board.locked():
+            accuracy, answered = self.board.numbers(_suite(alias, shape))
+        return (accuracy, int(answered)) if answered else None
+
     def learn_window(self, alias: str, window: int) -> bool:
         """Remember a provider's stated context window; it only ever goes down."""
         if self.journal is not None:
@@ -253,6 +268,10 @@ def _blind(alias: str) -> str:
 def _recent(alias: str, shape: str) -> str:
     """(useful, judged) on one shape, each verdict weighing a little less than the next."""
     return f"recent:{alias}\x1f{shape}"
+
+
+def _suite(alias: str, shape: str) -> str:
+    return f"suite:{alias}\x1f{shape}"
 
 
 def _window(alias: str) -> str:

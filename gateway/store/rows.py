@@ -163,7 +163,8 @@ def seat_view(row: SupportsKeysAndGetItem[str, Any]) -> Row:
     seat["verdict"] = (
         None if useful is None else {"useful": bool(useful), "note": note, "blind": bool(blind)}
     )
-    seat["owed"] = seat["status"] == "ok" and seat["seat"] != "merger" and useful is None
+    judged = seat["seat"] not in ("merger", "suite")  # (a suite task is scored by its key)
+    seat["owed"] = seat["status"] == "ok" and judged and useful is None
     return seat
 
 

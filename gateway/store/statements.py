@@ -17,9 +17,12 @@ from gateway.store.rows import CALL_FIELDS, FIELDS, KEY_FIELDS, PANEL_FIELDS, VE
 OWED_HORIZON = 2_000  # the newest answered seats the owed count looks at
 VERDICTS_KEPT = 10  # a call's newest verdicts kept (its history, bounded)
 
+# Seats that are not a panel's answers to judge: a merger's, and a suite task's (contract §20:
+# scored from its key, never owed a verdict, and not counted as seated in a panel).
+_NOT_JUDGED = "('merger', 'suite')"
 # A seat is owed a verdict when it answered and nobody judged it.
 _OWED_SEAT = (
-    "c.status = 'ok' AND c.seat != 'merger' "
+    f"c.status = 'ok' AND c.seat NOT IN {_NOT_JUDGED} "
     "AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id)"
 )
 _VERDICT_COLUMNS = ", ".join(f'"{name}"' for name in VERDICT_FIELDS)
@@ -74,13 +77,14 @@ class Statements:
             f"ORDER BY c.started, c.{d.order}"
         )
         self.call = (  # (call, owner, owner)
-            f"SELECT {columns(CALL_FIELDS, 'c.')}, p.collection AS collection FROM calls c "
+            f"SELECT {columns(CALL_FIELDS, 'c.')}, p.collection AS collection, "
+            "p.key_name AS caller FROM calls c "
             f"JOIN panels p ON p.id = c.panel_id WHERE c.id = {m} AND {owner}"
         )
         self.owed = (  # (owner, owner, limit)
             "SELECT c.id AS call, c.panel_id AS panel, c.seat, c.alias, c.finished, "
             "p.collection FROM calls c JOIN panels p ON p.id = c.panel_id "
-            f"WHERE c.status = 'ok' AND c.seat != 'merger' AND {owner} "
+            f"WHERE c.status = 'ok' AND c.seat NOT IN {_NOT_JUDGED} AND {owner} "
             "AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id) "
             f"ORDER BY c.started DESC LIMIT {m}"
         )
@@ -88,7 +92,7 @@ class Statements:
         answered = d.count_if("status = 'ok'")
         self.seated = (
             f"SELECT alias, COUNT(*) AS seated, {answered} AS answered, "
-            "MAX(started) AS last_seated FROM calls WHERE seat != 'merger' GROUP BY alias"
+            f"MAX(started) AS last_seated FROM calls WHERE seat NOT IN {_NOT_JUDGED} GROUP BY alias"
         )
         self.judged = (
             "SELECT c.alias, c.shape, SUM(v.useful) AS useful, COUNT(*) AS judged, "
@@ -208,7 +212,8 @@ class Statements:
             f"ORDER BY c.started DESC LIMIT {m}"
         )
         owed = self.dialect.count_if(
-            "c.seat != 'merger' AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call_id = c.id)"
+            f"c.seat NOT IN {_NOT_JUDGED} AND NOT EXISTS "
+            "(SELECT 1 FROM verdicts v WHERE v.call_id = c.id)"
         )
         return f"SELECT COUNT(*) AS answered, {owed} AS owed FROM ({newest}) c"
 

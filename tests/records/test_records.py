@@ -170,6 +170,7 @@ def test_the_store_uses_wal_and_a_migrations_table(gateway, tmp_path):
         "0010_dropped_hints",
         "0011_failure_classes",
         "0012_model_health",
+        "0013_suite",
     ]
 
 

@@ -32,6 +32,7 @@ MIGRATIONS = [
     "0010_dropped_hints",
     "0011_failure_classes",
     "0012_model_health",
+    "0013_suite",
 ]
 
 

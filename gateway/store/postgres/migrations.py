@@ -181,6 +181,30 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         CREATE INDEX health_events_by_alias ON health_events (alias, at);
         """,
+    ),  # The suite (contract §20): as in SQLite's 0013_suite.
+    (
+        "0013_suite",
+        """
+        CREATE TABLE suite_runs (
+            id TEXT PRIMARY KEY, started DOUBLE PRECISION NOT NULL, finished DOUBLE PRECISION,
+            state TEXT NOT NULL, models TEXT, tasks TEXT, quick INTEGER NOT NULL DEFAULT 0,
+            asked INTEGER NOT NULL DEFAULT 0, answered INTEGER NOT NULL DEFAULT 0, notes TEXT
+        );
+        CREATE TABLE suite_answers (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, run_id TEXT NOT NULL,
+            task_id TEXT NOT NULL, alias TEXT NOT NULL, call_id TEXT, status TEXT NOT NULL,
+            answer TEXT, at DOUBLE PRECISION NOT NULL
+        );
+        CREATE INDEX suite_answers_by_alias ON suite_answers (alias, task_id, id);
+        CREATE INDEX suite_answers_by_at ON suite_answers (at);
+        CREATE TABLE suite_lock (
+            name TEXT PRIMARY KEY, run TEXT NOT NULL, until DOUBLE PRECISION NOT NULL
+        );
+        CREATE TABLE suite_drafts (
+            id TEXT PRIMARY KEY, state TEXT NOT NULL, task TEXT NOT NULL,
+            decided DOUBLE PRECISION NOT NULL
+        );
+        """,
     ),
 )
 

@@ -21,6 +21,7 @@ from gateway.health import Health
 from gateway.store import pages
 from gateway.store.postgres.keys import PostgresKeys, PostgresLimits
 from gateway.store.postgres.link import POOL_SIZE, PostgresLink
+from gateway.store.postgres.suite import PostgresSuite
 from gateway.store.postgres.writes import GATHER_S, PATIENCE
 from gateway.store.rows import (
     Row,
@@ -37,7 +38,7 @@ from gateway.store.statements import POSTGRES as SQL
 from gateway.store.statements import VERDICTS_KEPT
 
 
-class PostgresStore(PostgresKeys, PostgresLimits):
+class PostgresStore(PostgresKeys, PostgresLimits, PostgresSuite):
     """The records' queries, with the link (`link`: the pool and seat writes) they run through;
     keys and learned limits are its parts (keys.py)."""
 

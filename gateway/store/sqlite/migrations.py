@@ -169,6 +169,28 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         CREATE INDEX health_events_by_alias ON health_events (alias, at);
         """,
+    ),  # The suite (contract §20): its runs, every answer as the model gave it (the figures are
+    # computed from these, so a corrected key re-scores history), the one-run-at-a-time lock, and
+    # what was decided of each draft made from a verdict's claims (approved ones run as tasks).
+    (
+        "0013_suite",
+        """
+        CREATE TABLE suite_runs (
+            id TEXT PRIMARY KEY, started REAL NOT NULL, finished REAL, state TEXT NOT NULL,
+            models TEXT, tasks TEXT, quick INTEGER NOT NULL DEFAULT 0,
+            asked INTEGER NOT NULL DEFAULT 0, answered INTEGER NOT NULL DEFAULT 0, notes TEXT
+        );
+        CREATE TABLE suite_answers (
+            id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, task_id TEXT NOT NULL,
+            alias TEXT NOT NULL, call_id TEXT, status TEXT NOT NULL, answer TEXT, at REAL NOT NULL
+        );
+        CREATE INDEX suite_answers_by_alias ON suite_answers (alias, task_id, id);
+        CREATE INDEX suite_answers_by_at ON suite_answers (at);
+        CREATE TABLE suite_lock (name TEXT PRIMARY KEY, run TEXT NOT NULL, until REAL NOT NULL);
+        CREATE TABLE suite_drafts (
+            id TEXT PRIMARY KEY, state TEXT NOT NULL, task TEXT NOT NULL, decided REAL NOT NULL
+        );
+        """,
     ),
 )
 

@@ -32,6 +32,7 @@ from gateway.store.rows import (
 )
 from gateway.store.spill import Spill
 from gateway.store.sqlite.keys import SqliteKeys, SqliteLimits
+from gateway.store.sqlite.suite import SqliteSuite
 from gateway.store.sqlite.writer import SqliteWriter
 from gateway.store.statements import SQLITE as SQL
 from gateway.store.statements import VERDICTS_KEPT
@@ -39,7 +40,7 @@ from gateway.store.statements import VERDICTS_KEPT
 _IN_LIMIT = 500  # calls asked about in one statement: under SQLite's bound-parameter limit
 
 
-class SqliteStore(SqliteKeys, SqliteLimits):
+class SqliteStore(SqliteKeys, SqliteLimits, SqliteSuite):
     """The records' queries, with the writer thread (`writer`) they run on; keys and learned
     limits are its parts (keys.py)."""
 

@@ -52,6 +52,16 @@ document.addEventListener("click", async (event) => {
       seat.dataset.error = error.message;
       seat.title = error.message;
     }
+  } else if (target.classList.contains("draft")) {  // a suite draft approved or rejected
+    const row = target.closest("tr");
+    const id = encodeURIComponent(target.dataset.draft);
+    try {
+      const decided = await post(`/bench/suite/drafts/${id}/${target.dataset.action}`, {});
+      row.dataset.state = decided.state;
+      row.querySelector(".decide").textContent = decided.state;
+    } catch (error) {
+      row.title = error.message;
+    }
   } else if (target.classList.contains("revoke")) {
     await keyAction(() => post("/ui/keys/revoke", {name: target.dataset.name}));
   } else if (target.id === "signout") {

@@ -1,0 +1,166 @@
+"""The suite as a gateway worker holds it: its tasks (loaded at start), runs started on request,
+by its schedule or to onboard a new model, and what GET /bench/suite shows.
+
+`onboard(aliases)` is the one call for a model new to a running bench (contract §19): the
+quick set for those models, when `suite.onboard` is on; it never waits for a run to end and
+never fails the caller (a run already going is named in the log and the models left for the
+schedule)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from gateway.runtime import Runtime
+from gateway.suite import drafts, figures, run, tasks
+from gateway.suite.tasks import Task, Tasks
+
+log = logging.getLogger("bench.suite")
+
+RUNS_SHOWN = 20
+
+
+class Refused(ValueError):
+    """What a run was asked for cannot be run (an unknown model or task); says which."""
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+class Suite:
+    def __init__(self, runtime: Runtime, loaded: Tasks | None = None) -> None:
+        self.runtime = runtime
+        self.tasks = loaded if loaded is not None else tasks.load(runtime.config.suite_dir)
+        self.running: set[asyncio.Task[None]] = set()  # this worker's run, while it runs
+
+    async def all_tasks(self) -> dict[str, Task]:
+        """The task files' tasks, and the approved drafts (a file's task wins an id)."""
+        return {**await drafts.approved(self.runtime.store), **self.tasks.by_id}
+
+    def choose(
+        self,
+        by_id: dict[str, Task],
+        models: list[str] | None,
+        task_ids: list[str] | None,
+        quick: bool,
+    ) -> tuple[list[str], list[Task]]:
+        """The models and tasks a run asks; Refused naming what is unknown."""
+        known = [m.alias for m in self.runtime.config.catalog.models]
+        wanted = list(dict.fromkeys(models)) if models else known
+        unknown = [m for m in wanted if m not in known]
+        if unknown:
+            raise Refused(f"No model {', '.join(repr(m[:80]) for m in unknown[:5])}.", "models")
+        if task_ids:
+            missing = [t for t in task_ids if t not in by_id]
+            if missing:
+                names = ", ".join(repr(t[:80]) for t in missing[:5])
+                raise Refused(f"No suite task {names} (GET /bench/suite lists them).", "tasks")
+            ids = list(dict.fromkeys(task_ids))
+        else:
+            ids = sorted(by_id)
+        if quick:
+            chosen = {i: by_id[i] for i in ids}
+            ids = figures.quick_set(chosen, self.runtime.config.suite.quick)
+        if not ids:
+            raise Refused("There are no suite tasks to run.", "tasks")
+        return wanted, [by_id[i] for i in ids]
+
+    async def start(
+        self,
+        models: list[str] | None = None,
+        task_ids: list[str] | None = None,
+        quick: bool = False,
+    ) -> str:
+        """Start a run (Refused, or run.Busy while another runs); its id."""
+        aliases, chosen = self.choose(await self.all_tasks(), models, task_ids, quick)
+        started = await run.start(self.runtime, aliases, chosen, quick, self.publish)
+        assert started.task is not None
+        self.running.add(started.task)
+        started.task.add_done_callback(self.running.discard)
+        return started.id
+
+    async def stop(self) -> None:
+        """At shutdown: a run going here stops (its row says `stopped`, the lock is freed)
+        rather than hold the gateway's exit for as long as its tasks take."""
+        for task in list(self.running):
+            task.cancel()
+        if self.running:
+            await asyncio.wait(set(self.running))
+
+    async def onboard(self, aliases: list[str]) -> str | None:
+        """The quick set for these models, new to the bench; the run's id, or None when
+        onboarding is off or another run holds the lock (logged)."""
+        if not self.runtime.config.suite.onboard or not aliases:
+            return None
+        try:
+            return await self.start(aliases, None, quick=True)
+        except (Refused, run.Busy) as exc:
+            log.warning("the quick set for %s was not run: %s", ", ".join(aliases), exc)
+            return None
+
+    async def figures(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """{alias: {shape: figures}}, scored now from the saved answers."""
+        return figures.figures(await self.runtime.store.suite_answers(), await self.all_tasks())
+
+    async def publish(self) -> None:
+        """Put each model's suite accuracy per shape on the live state, where routing's evidence
+        is read from (gateway/state/figures.py `suite_on`): at start and after each run."""
+        try:
+            scored = await self.figures()
+        except Exception:
+            log.exception("the suite's figures could not be read")
+            return
+        for alias, shapes in scored.items():
+            for shape, found in shapes.items():
+                if found["accuracy"] is not None:
+                    self.runtime.figures.learn_suite(
+                        alias, shape, found["accuracy"], found["answered"]
+                    )
+        await self.runtime.live.flush()
+
+    async def view(self) -> dict[str, Any]:
+        """GET /bench/suite's body."""
+        store, now = self.runtime.store, self.runtime.clock()
+        runs = [_run_view(r) for r in await store.suite_runs(RUNS_SHOWN)]
+        return {
+            "running": await store.suite_holder(now) is not None,
+            "tasks": len(await self.all_tasks()),
+            "problems": list(self.tasks.problems),
+            "runs": runs,
+            "models": await self.figures(),
+        }
+
+    async def stalest(self) -> list[str]:
+        """Every model, new ones (never answered) first, then the longest since answered."""
+        scored = await self.figures()
+        last = {
+            alias: max((s["scored_at"] or 0.0) for s in shapes.values())
+            for alias, shapes in scored.items()
+        }
+        aliases = [m.alias for m in self.runtime.config.catalog.models]
+        return sorted(aliases, key=lambda a: (a in last, last.get(a, 0.0)))
+
+    async def keep_scheduled(self) -> None:
+        """Every `suite.schedule_s` (0: never), a run of every task, new and stalest models
+        first; a run already going is left to finish."""
+        every = self.runtime.config.suite.schedule_s
+        if not every:
+            return
+        while True:
+            await asyncio.sleep(every)
+            try:
+                newest = await self.runtime.store.suite_runs(1)
+                if newest and self.runtime.clock() - newest[0]["started"] < every:
+                    continue  # another worker's run came first
+                await self.start(await self.stalest())
+            except run.Busy:
+                log.info("the scheduled suite run waits: another run is going")
+            except Exception:
+                log.exception("the scheduled suite run could not start")
+
+
+def _run_view(row: dict[str, Any]) -> dict[str, Any]:
+    row["total"] = len(row.get("models") or []) * len(row.get("tasks") or [])
+    return row
