@@ -1,9 +1,12 @@
 """`bench-gateway store copy --from sqlite:///... --to postgresql://...`: move a SQLite store's
-records (panels, seats, verdicts, keys, learned windows and limits) into PostgreSQL.
+records (panels, seats, verdicts, keys, learned windows and limits, each model's health and its
+events) into PostgreSQL.
 
 Idempotent, so it can be run again after a replica wrote more to the old file: a row already
-there (same primary key; for a verdict, the same seat and time) is skipped, never doubled.
-Rows go in source order, a chunk a transaction, so verdict history keeps its order.
+there (same primary key; for a verdict, the same seat and time; for a health event, the same
+model, health and time) is skipped, never doubled; a model's health is taken when the file's
+changed later than the target's. Rows go in source order, a chunk a transaction, so verdict
+history keeps its order.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 import psycopg
 
+from gateway.store.health_rows import COLUMNS as HEALTH_FIELDS
 from gateway.store.open import POSTGRES_SCHEMES
 from gateway.store.postgres import PostgresStore
 from gateway.store.rows import CALL_FIELDS, KEY_FIELDS, PANEL_FIELDS, VERDICT_FIELDS
@@ -26,6 +30,13 @@ CHUNK = 1_000
 
 _WINDOW_FIELDS = ("alias", "context_window", "learned")
 _LIMIT_FIELDS = ("alias", "until", "why", "source", "learned")
+_EVENT_FIELDS = ("alias", "health", "why", "at")
+# a model's health: the newer record wins (a benching, retirement or restore since the last copy)
+_HEALTH_SQL = SQL.insert_into("model_health", HEALTH_FIELDS) + (
+    " ON CONFLICT (alias) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in HEALTH_FIELDS[1:])
+    + " WHERE model_health.changed IS NULL OR model_health.changed < excluded.changed"
+)
 
 # (table, fields, how a row already copied is recognised); JSON fields stay text on both sides.
 _TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -48,6 +59,13 @@ _TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "learned_limits",
         _LIMIT_FIELDS,
         SQL.insert_into("learned_limits", _LIMIT_FIELDS, skipping=True),
+    ),
+    ("model_health", HEALTH_FIELDS, _HEALTH_SQL),
+    (
+        "health_events",
+        _EVENT_FIELDS,
+        "INSERT INTO health_events (alias, health, why, at) SELECT %s, %s, %s, %s WHERE NOT EXISTS "
+        "(SELECT 1 FROM health_events WHERE alias = %s AND health = %s AND at = %s)",
     ),
 )
 
@@ -87,6 +105,8 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
             for chunk in _chunks(source, table, fields):
                 if table == "verdicts":
                     chunk = [[*row, row[0], row[5]] for row in chunk]
+                elif table == "health_events":
+                    chunk = [[*row, row[0], row[1], row[3]] for row in chunk]
                 async with store.link.pool.connection() as db, db.transaction(), db.cursor() as cur:
                     await cur.executemany(sql.encode(), chunk)  # (pipelined: few round trips)
                     added += max(cur.rowcount, 0)  # the rows the whole chunk added
@@ -108,6 +128,8 @@ _ADDED_LATER = {
 
 def _chunks(db: sqlite3.Connection, table: str, fields: tuple[str, ...]) -> Iterator[list[Any]]:
     present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    if not present:  # a store from before its migration (0012_model_health): nothing to copy
+        return
     names = ", ".join(
         f'"{name}"' if name in present else _ADDED_LATER.get((table, name), f'"{name}"')
         for name in fields
