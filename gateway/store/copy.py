@@ -1,6 +1,6 @@
 """`bench-gateway store copy --from sqlite:///... --to postgresql://...`: move a SQLite store's
 records (panels, seats, verdicts, keys, learned windows and limits, each model's health and its
-events) into PostgreSQL.
+events) into PostgreSQL; and back (gateway/store/copy_back.py, the same tables and rules).
 
 Idempotent, so it can be run again after a replica wrote more to the old file: a row already
 there (same primary key; for a verdict, the same seat and time; for a health event, the same
@@ -25,66 +25,92 @@ from gateway.store.open import POSTGRES_SCHEMES
 from gateway.store.postgres import PostgresStore
 from gateway.store.rows import CALL_FIELDS, KEY_FIELDS, PANEL_FIELDS, VERDICT_FIELDS
 from gateway.store.statements import POSTGRES as SQL
+from gateway.store.statements import Statements
 
 CHUNK = 1_000
 
 _WINDOW_FIELDS = ("alias", "context_window", "learned")
 _LIMIT_FIELDS = ("alias", "until", "why", "source", "learned")
 _EVENT_FIELDS = ("alias", "health", "why", "at")
-# a model's health: the newer record wins (a benching, retirement or restore since the last copy)
-_HEALTH_SQL = SQL.insert_into("model_health", HEALTH_FIELDS) + (
-    " ON CONFLICT (alias) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in HEALTH_FIELDS[1:])
-    + " WHERE model_health.changed IS NULL OR model_health.changed < excluded.changed"
-)
+Tables = tuple[tuple[str, tuple[str, ...], str], ...]
 
-# (table, fields, how a row already copied is recognised); JSON fields stay text on both sides.
-_TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("panels", PANEL_FIELDS, SQL.insert_skipping["panels"]),
-    ("calls", CALL_FIELDS, SQL.insert_skipping["calls"]),
-    (
-        "verdicts",
-        VERDICT_FIELDS,
-        'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name, blind) '
-        "SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS "
-        "(SELECT 1 FROM verdicts WHERE call_id = %s AND created = %s)",
-    ),
-    ("gateway_keys", KEY_FIELDS, SQL.insert_into("gateway_keys", KEY_FIELDS, skipping=True)),
-    (
-        "learned_windows",
-        _WINDOW_FIELDS,
-        SQL.insert_into("learned_windows", _WINDOW_FIELDS, skipping=True),
-    ),
-    (
-        "learned_limits",
-        _LIMIT_FIELDS,
-        SQL.insert_into("learned_limits", _LIMIT_FIELDS, skipping=True),
-    ),
-    ("model_health", HEALTH_FIELDS, _HEALTH_SQL),
-    (
-        "health_events",
-        _EVENT_FIELDS,
-        "INSERT INTO health_events (alias, health, why, at) SELECT %s, %s, %s, %s WHERE NOT EXISTS "
-        "(SELECT 1 FROM health_events WHERE alias = %s AND health = %s AND at = %s)",
-    ),
-)
+
+def tables(sql: Statements) -> Tables:
+    """(table, fields, the INSERT that recognises a row already copied), in the order rows must
+    go (a seat after its panel, a verdict after its seat), in the target engine's words. JSON
+    fields stay text on both sides."""
+    m = sql.dialect.mark
+
+    def not_there(table: str, fields: tuple[str, ...], keys: tuple[str, ...]) -> str:
+        names = ", ".join(f'"{name}"' for name in fields)
+        found = " AND ".join(f'"{key}" = {m}' for key in keys)
+        return (
+            f"INSERT INTO {table} ({names}) SELECT {', '.join([m] * len(fields))} "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {table} WHERE {found})"
+        )
+
+    # a model's health: the newer record wins (a benching, retirement or restore since)
+    health = sql.insert_into("model_health", HEALTH_FIELDS) + (
+        " ON CONFLICT (alias) DO UPDATE SET "
+        + ", ".join(f"{c} = excluded.{c}" for c in HEALTH_FIELDS[1:])
+        + " WHERE model_health.changed IS NULL OR model_health.changed < excluded.changed"
+    )
+    return (
+        ("panels", PANEL_FIELDS, sql.insert_skipping["panels"]),
+        ("calls", CALL_FIELDS, sql.insert_skipping["calls"]),
+        ("verdicts", VERDICT_FIELDS, not_there("verdicts", VERDICT_FIELDS, ("call_id", "created"))),
+        ("gateway_keys", KEY_FIELDS, sql.insert_into("gateway_keys", KEY_FIELDS, skipping=True)),
+        (
+            "learned_windows",
+            _WINDOW_FIELDS,
+            sql.insert_into("learned_windows", _WINDOW_FIELDS, skipping=True),
+        ),
+        (
+            "learned_limits",
+            _LIMIT_FIELDS,
+            sql.insert_into("learned_limits", _LIMIT_FIELDS, skipping=True),
+        ),
+        ("model_health", HEALTH_FIELDS, health),
+        (
+            "health_events",
+            _EVENT_FIELDS,
+            not_there("health_events", _EVENT_FIELDS, ("alias", "health", "at")),
+        ),
+    )
+
+
+# the fields a row's "already there" test repeats (after its own), by table
+REPEATED = {"verdicts": (0, 5), "health_events": (0, 1, 3)}
+
+
+def with_keys(table: str, chunk: list[list[Any]]) -> list[list[Any]]:
+    """Each row with the fields its NOT EXISTS test reads again."""
+    repeated = REPEATED.get(table)
+    if repeated is None:
+        return chunk
+    return [[*row, *(row[i] for i in repeated)] for row in chunk]
 
 
 def run_copy(source: str, target: str) -> int:
     """The command: exit 0 with the counts printed, 2 for URLs it cannot copy between."""
     prefix = "sqlite:///"
-    if not source.startswith(prefix) or not target.startswith(POSTGRES_SCHEMES):
+    there = source.startswith(prefix) and target.startswith(POSTGRES_SCHEMES)
+    back = source.startswith(POSTGRES_SCHEMES) and target.startswith(prefix)
+    if not (there or back):
         print(
-            "bench-gateway: store copy goes --from sqlite:///PATH --to postgresql://...",
+            "bench-gateway: store copy goes --from sqlite:///PATH --to postgresql://..., "
+            "or back: --from postgresql://... --to sqlite:///PATH",
             file=sys.stderr,
         )
         return 2
-    path = Path(source[len(prefix) :])
-    if not path.is_file():
+    path = Path((source if there else target)[len(prefix) :])
+    if there and not path.is_file():
         print(f"bench-gateway: no SQLite store at {path}", file=sys.stderr)
         return 1
+    from gateway.store.copy_back import copy_back  # (it reads this module's tables)
+
     try:
-        copied = asyncio.run(copy_records(path, target))
+        copied = asyncio.run(copy_records(path, target) if there else copy_back(source, path))
     except psycopg.Error as exc:
         print(f"bench-gateway: PostgreSQL: {exc}", file=sys.stderr)
         return 1
@@ -100,13 +126,10 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
     await store.open()
     copied: dict[str, tuple[int, int]] = {}
     try:
-        for table, fields, sql in _TABLES:
+        for table, fields, sql in tables(SQL):
             seen = added = 0
             for chunk in _chunks(source, table, fields):
-                if table == "verdicts":
-                    chunk = [[*row, row[0], row[5]] for row in chunk]
-                elif table == "health_events":
-                    chunk = [[*row, row[0], row[1], row[3]] for row in chunk]
+                chunk = with_keys(table, chunk)
                 async with store.link.pool.connection() as db, db.transaction(), db.cursor() as cur:
                     await cur.executemany(sql.encode(), chunk)  # (pipelined: few round trips)
                     added += max(cur.rowcount, 0)  # the rows the whole chunk added
@@ -119,7 +142,7 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
 
 
 # Columns a store not yet opened by this version lacks, and what its rows mean there.
-_ADDED_LATER = {
+ADDED_LATER = {
     ("verdicts", "blind"): "0",  # 0009_blind_verdicts: every earlier verdict open
     ("calls", "dropped"): "NULL",  # 0010_dropped_hints: nothing was named dropped before
     ("calls", "failure"): "NULL",  # 0011_failure_classes: earlier failures have no class
@@ -131,7 +154,7 @@ def _chunks(db: sqlite3.Connection, table: str, fields: tuple[str, ...]) -> Iter
     if not present:  # a store from before its migration (0012_model_health): nothing to copy
         return
     names = ", ".join(
-        f'"{name}"' if name in present else _ADDED_LATER.get((table, name), f'"{name}"')
+        f'"{name}"' if name in present else ADDED_LATER.get((table, name), f'"{name}"')
         for name in fields
     )
     rows = db.execute(f"SELECT {names} FROM {table} ORDER BY rowid")

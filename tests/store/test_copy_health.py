@@ -1,6 +1,6 @@
 """`bench-gateway store copy` takes each model's health and its events along (contract §18,
-migration 0012_model_health): a model retired or benched on SQLite stays so on PostgreSQL, and
-a copy run again doubles nothing and brings a newer health across."""
+migration 0012_model_health), SQLite to PostgreSQL and back: a model retired or benched on one
+stays so on the other, and a copy run again doubles nothing and brings a newer health across."""
 
 from __future__ import annotations
 
@@ -94,3 +94,45 @@ def test_a_store_from_before_model_health_copies_without_it(pg_url, tmp_path, ca
         db.executescript(MIGRATIONS[0][1])
         db.commit()
     assert copied(capsys, f"sqlite:///{before}", pg_url)["model_health"] == 0
+
+
+def test_the_way_back_brings_a_postgresql_stores_records_and_health_into_sqlite(
+    make_gateway, sim, pg_url, tmp_path, capsys
+):
+    raw = duo_raw(sim.url)
+    on_pg = make_gateway(raw, store=pg_url)
+    sim.set(served("alpha"), **answers(410, "Gone."))
+    panel = on_pg.ask("bench/duo")[0].model_extra["bench"]
+    call = next(s["call"] for s in panel["seats"] if s["status"] == "ok")
+    assert on_pg.http.post("/bench/verdict", json={"call": call, "useful": True}).status_code == 200
+    on_pg.close()
+
+    path = tmp_path / "back" / "records.db"
+    first = copied(capsys, pg_url, f"sqlite:///{path}")
+    assert first["panels"] == 1 and first["calls"] == len(panel["seats"])
+    assert (first["verdicts"], first["model_health"], first["health_events"]) == (1, 1, 1)
+    assert set(copied(capsys, pg_url, f"sqlite:///{path}").values()) == {0}  # nothing doubled
+    assert on_sqlite(path, HEALTH) == on_postgres(pg_url, HEALTH)
+    assert on_sqlite(path, EVENTS) == on_postgres(pg_url, EVENTS)
+
+    back = make_gateway(raw, store=path)
+    assert back.http.get(f"/bench/calls/{call}").json()["verdict"]["useful"] is True
+    assert skipped_alpha(back.ask("bench/duo")[0])["why"].startswith("retired: gone: ")
+    assert len(sim.log(served("alpha"))) == 1
+
+
+def test_a_round_trip_keeps_every_health_row_and_event(make_gateway, sim, pg_url, tmp_path, capsys):
+    path = tmp_path / "there.db"
+    raw = duo_raw(sim.url)
+    old = make_gateway(raw, store=path)
+    sim.set(served("alpha"), **answers(410, "Gone."))
+    sim.set(served("gamma"), **answers(401, "Unauthorized"))
+    old.ask("bench/duo")
+    old.http.post("/bench/models/delta/retire", json={"why": "withdrawn upstream"})
+    old.close()
+    copied(capsys, f"sqlite:///{path}", pg_url)
+    again = tmp_path / "again.db"
+    copied(capsys, pg_url, f"sqlite:///{again}")
+    assert on_sqlite(again, HEALTH) == on_sqlite(path, HEALTH)
+    assert len(on_sqlite(path, HEALTH)) == 3
+    assert on_sqlite(again, EVENTS) == on_sqlite(path, EVENTS)
