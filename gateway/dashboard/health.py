@@ -25,11 +25,18 @@ from gateway.runtime import Runtime
 from routing.health import BENCHED, RETIRED
 
 
-def health_context(runtime: Runtime, models: list[dict[str, Any]]) -> dict[str, Any]:
-    """The banner's actions, and each model row's `health_shown` (what its health cell says)."""
+def health_context(
+    runtime: Runtime, models: list[dict[str, Any]], connections: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The banner's actions; each model row's `health_shown` (what its health cell says), and
+    each connection's health (`ok`, `check_key`, `down`) with why."""
     now = runtime.clock()
     for row in models:
         row["health_shown"] = shown(row, now)
+    guards = runtime.model_health.connections()
+    for row in connections:
+        guard = guards.get(row["name"])
+        row["health"], row["health_why"] = (guard.health, guard.why) if guard else ("ok", None)
     records = runtime.model_health.book.all()
     return {"actions": actions(runtime, records)}
 

@@ -77,7 +77,7 @@ async def index(request: Request) -> Response:
         "usage": usage,
         **evidence_context(runtime),
     }
-    context.update(health.health_context(runtime, context["models"]))
+    context.update(health.health_context(runtime, context["models"], context["connections"]))
     return html(reply, await drawn("index.html", context), 200)
 
 

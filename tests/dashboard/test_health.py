@@ -1,8 +1,8 @@
 """Model health on the dashboard (contract §18), in a real Chromium against a real gateway whose
 simulated members answer 401 and 404 "does not exist": the Models table shows each model's health
 with its why and a benched model's next trial, a retired one plainly; an "action needed" banner
-lists `GET /bench/health`'s actions word for word, and is not there when there are none; the
-admin retires and restores a model from the table, its posts carrying the page's CSRF token."""
+lists `GET /bench/health`'s actions word for word, and is not there when there are none; each
+connection's health is beside its limits; the admin retires and restores a model from the table, its posts carrying the page's CSRF token."""
 
 from __future__ import annotations
 
@@ -66,6 +66,10 @@ def test_the_models_table_shows_health_with_its_why_and_the_banner_lists_the_act
     assert why.startswith("gone: ") and why.endswith(NOT_THERE)  # the provider's words
     assert row(page, "delta").locator(".health-state").inner_text() == "ok"
     assert row(page, "delta").locator(".health-why").count() == 0
+    one = page.locator('#limits tr[data-connection="one"]')
+    assert one.locator(".health-state").inner_text() == "check_key"
+    assert one.locator(".health-why").inner_text() == refused
+    assert page.locator('#limits tr[data-connection="two"]').get_attribute("data-health") == "ok"
 
     clock.advance(600)  # the confirming probe asks gamma again: still gone, so retired
     wait_until(lambda: gw.runtime.model_health.book.of("gamma").health == "retired")
