@@ -2,7 +2,8 @@
 simulated members answer 401 and 404 "does not exist": the Models table shows each model's health
 with its why and a benched model's next trial, a retired one plainly; an "action needed" banner
 lists `GET /bench/health`'s actions word for word, and is not there when there are none; each
-connection's health is beside its limits; the admin retires and restores a model from the table, its posts carrying the page's CSRF token."""
+connection's health is beside its limits; the admin retires and restores a model from the
+table, its posts carrying the page's CSRF token."""
 
 from __future__ import annotations
 
