@@ -27,12 +27,14 @@ def _asked(crew, headers: dict[str, str] | None = None, messages=QUESTION):
     return raw.parse(), raw.headers
 
 
-def _flapping_crew(make_gateway, sim, clock):
+def _flapping_crew(make_gateway, sim, clock, **lifecycle):
     """crew in route mode on a clock the test moves, with the contract's lifecycle defaults
-    (a benched member's first trial 5 s after, each failed trial doubling it, up to 60 s)."""
+    (a benched member's first trial 5 s after, each failed trial doubling it, up to 60 s)
+    unless *lifecycle* says otherwise."""
     raw = bench_raw(sim.url, route_explore=0, first_token_s=2, keepalive_s=0.2)
     raw["collections"]["crew"] = {"members": ["alpha", "gamma", "delta"], "reply": "route"}
-    assert "lifecycle" not in raw
+    if lifecycle:
+        raw["lifecycle"] = lifecycle
     for served in ("sim-alpha", "sim-gamma", "sim-delta"):
         sim.set(served, latency_s=0.01)
     return make_gateway(raw, clock=clock.now)
@@ -82,6 +84,18 @@ def test_a_primary_down_for_a_few_seconds_gets_its_turns_back_as_soon_as_it_is_u
     answered = _flaps(crew, sim, clock, down_s=6, until_s=20)
     assert answered == [(0, "gamma"), (4, "gamma"), (8, "alpha"), (12, "alpha"), (16, "alpha"),
                         (20, "alpha")]  # fmt: skip
+
+
+def test_with_a_backoff_no_longer_than_the_requests_spacing_the_primary_is_back_at_once(
+    make_gateway, sim
+):
+    """S08 as the field plays it, `lifecycle.backoff_max_s: 4` (the requests' spacing): a
+    trial on every request while it is down, so the first request after it is up is its own."""
+    clock = ManualClock()
+    crew = _flapping_crew(make_gateway, sim, clock, backoff_max_s=4)
+    answered = _flaps(crew, sim, clock, down_s=60, until_s=76)
+    assert {model for at, model in answered if at < 60} == {"gamma"}
+    assert {model for at, model in answered if at >= 60} == {"alpha"}
 
 
 def test_the_reported_model_is_the_member_that_answered_in_every_shape(crew, sim):
