@@ -78,6 +78,7 @@ class Runtime:
         book = ModelHealth(self.board, aliases, self.clock, journal)
         self.model_health = HealthKeeper(book, rules, catalog, self.store, self.clock)
         self.figures.unwell = self.model_health.unwell  # seating skips benched and retired
+        self.figures.trying = self.model_health.take_trial  # and a trial is taken once
         self.learning = Learning(
             self.rate_limits, self.figures, self.store, self.scrub_error, self.model_health
         )

@@ -52,6 +52,9 @@ class Figures:
         # alias -> why it is not to be called now (benched or retired: gateway/request/
         # learn_health.py), read by every seating
         self.unwell: Callable[[], Mapping[str, str]] = dict
+        # a benched model seated for its trial: the trial taken, so the next panel does not
+        # seat it again meanwhile (gateway/state/learn_health.py)
+        self.trying: Callable[[str, float], None] = lambda alias, now: None
 
     @property
     def loaded(self) -> bool:
@@ -109,6 +112,7 @@ class Figures:
             at = max(now, self.board.numbers(_LATEST)[0] + 1e-6)
             self.board.write(_LATEST, at)
             self.board.write(_seated(alias), self.board.numbers(_seated(alias))[0] + 1, at)
+            self.trying(alias, now)
         return at
 
     def learn_window(self, alias: str, window: int) -> bool:

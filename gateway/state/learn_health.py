@@ -125,6 +125,24 @@ class HealthKeeper:
         for alias, record in back.items():
             await self._put(alias, Judged(record, False))
 
+    def take_trial(self, alias: str, now: float) -> None:
+        """*alias* was seated: if that is a benched model's trial, the trial is taken (the next
+        one its wait from now, until the outcome says better), so panels meanwhile do not each
+        call it; on a connection that is down, the trial is the whole connection's."""
+        if not self.book.benched(alias):
+            return  # the common case, read from one cell
+        record = self.book.of(alias)
+        if record.next_trial is None or record.next_trial > now:
+            return
+        later = now + max(record.backoff, self.rules.backoff_min_s)
+        shared = [alias]
+        if record.why == down_why(self.connection_of.get(alias, "")):
+            shared = self.members(self.connection_of[alias])
+        for name in shared:
+            other = self.book.of(name)
+            if other.health == BENCHED and (other.next_trial or later) < later:
+                self.book.put(name, replace(other, next_trial=later))
+
     def members(self, connection: str) -> list[str]:
         return [alias for alias, name in self.connection_of.items() if name == connection]
 

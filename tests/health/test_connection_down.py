@@ -6,6 +6,8 @@ moves, with the contract's lifecycle defaults (first trial after 5 s, doubling).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from tests.health.test_bench_keeps_itself import bench_of, health_of
@@ -96,3 +98,18 @@ def test_one_model_failing_while_its_sibling_answers_leaves_the_connection_ok(gw
     asked(gw)
     assert connection(gw, "one")["health"] == "ok"
     assert (health_of(gw, "alpha"), health_of(gw, "beta")) == ("ok", "ok")  # one failure of 3
+
+
+def test_panels_asked_at_once_when_the_trial_is_due_make_one_trial_between_them(gw, sim, clock):
+    for alias in ONE:
+        sim.set(served(alias), status=503)
+    asked(gw)
+    assert connection(gw, "one")["health"] == "down"
+    for alias in ONE:  # still down, and slow to say so: the trial is in flight a while
+        sim.set(served(alias), status=503, latency_s=0.5)
+    clock.advance(5)
+    with ThreadPoolExecutor(4) as pool:
+        panels = list(pool.map(lambda _: asked(gw), range(4)))
+    assert calls_to_one(sim) == 2 + 1  # one trial, whichever panel made it
+    tried = [s for bench in panels for s in bench["seats"] if s["alias"] in ONE]
+    assert len(tried) == 1 and tried[0]["failure"] == "capacity"
