@@ -3,9 +3,10 @@ PostgreSQL store's records (panels, seats, verdicts, keys, learned windows and l
 model's health and its events) into a SQLite file.
 
 Why: leaving replicas for one gateway again, or a copy of the bench to read offline, must not
-cost what was learned (a retired model seated again, its events gone). The same rules as the
-way there (gateway/store/copy.py): idempotent, a row already there skipped, a model's newer
-health taken; rows in source order, a chunk a transaction. The source is only read.
+cost what was learned (a retired model seated again, its events gone). The same tables and
+rules as the way there (gateway/store/copy.py; copy_tables.py): idempotent, a row already there
+skipped, a model's newer health taken; rows in source order, a chunk a transaction. The source
+is only read.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import psycopg
 
-from gateway.store.copy import ADDED_LATER, CHUNK, tables, with_keys
+from gateway.store.copy_tables import ADDED_LATER, CHUNK, tables, with_keys
 from gateway.store.sqlite.migrations import migrate
 from gateway.store.statements import SQLITE
 
