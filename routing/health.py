@@ -182,15 +182,55 @@ class Guard:
     since: float | None = None
 
 
+def down_why(name: str) -> str:
+    return f"every model of connection {name} failed at once"
+
+
 def guard(name: str, records: Sequence[Record]) -> Guard:
-    """The connection *name*'s health from its models' records (two or more)."""
+    """The connection *name*'s health from its models' records (two or more). Down once all
+    failed capacity/timeout within a minute, and down still while its trials fail: its models
+    stay benched naming it (gateway/state/learn_health.py), each trial moving one model's last
+    failure on and not the others'."""
     failing = [r for r in records if r.failing]
     if len(records) < 2 or len(failing) < len(records):
         return Guard()
     times = [r.failed_at or 0.0 for r in failing]
     if all(r.last_failure == "signin" for r in failing):
         return Guard("check_key", f"the key for connection {name} was refused", min(times))
+    why = down_why(name)
     within = max(times) - min(times) <= GUARD_WINDOW_S
-    if within and all(r.last_failure in ("capacity", "timeout") for r in failing):
-        return Guard("down", f"every model of connection {name} failed at once", min(times))
+    named = sum(r.why == why for r in records)  # all but a trial that just failed name it
+    if within or named >= len(records) - 1:
+        if all(r.last_failure in ("capacity", "timeout") for r in failing):
+            return Guard("down", why, min(times))
     return Guard()
+
+
+def connection_down(
+    records: dict[str, Record], why: str, now: float, rules: Rules
+) -> dict[str, Record]:
+    """Every model of a connection that is down, benched naming it and due one shared trial:
+    the latest trial any of them is due (a trial that just failed set it), else the shortest
+    wait from *now*. Only the records that change; a retired model stays retired."""
+    benched = [r for r in records.values() if r.health == BENCHED and r.next_trial is not None]
+    trial = max((r.next_trial or now for r in benched), default=now + rules.backoff_min_s)
+    backoff = max((r.backoff for r in benched), default=rules.backoff_min_s)
+    changed = {}
+    for alias, record in records.items():
+        if record.health == RETIRED:
+            continue
+        since = record.since if record.health == BENCHED else now
+        held = replace(record, health=BENCHED, why=why, since=since, next_trial=trial)
+        held = replace(held, backoff=max(backoff, record.backoff))
+        if held != record:
+            changed[alias] = held
+    return changed
+
+
+def connection_back(records: dict[str, Record], why: str, now: float) -> dict[str, Record]:
+    """A down connection answered again: each model benched for it is due its own trial now."""
+    return {
+        alias: replace(record, next_trial=now)
+        for alias, record in records.items()
+        if record.health == BENCHED and record.why == why and (record.next_trial or now) > now
+    }

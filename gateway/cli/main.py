@@ -106,12 +106,16 @@ def _parser() -> argparse.ArgumentParser:
 
     store = command(
         "store",
-        "copy records from a SQLite store into PostgreSQL (again: copies only what is new)",
+        "copy records from a SQLite store into PostgreSQL, or back (again: only what is new)",
         "bench-gateway store copy --from sqlite:///data/records.db --to postgresql://u:p@db/bench",
     )
     store.add_argument("action", choices=["copy"])
-    store.add_argument("--from", dest="source", required=True, metavar="sqlite:///PATH")
-    store.add_argument("--to", dest="target", required=True, metavar="postgresql://...")
+    store.add_argument(
+        "--from", dest="source", required=True, metavar="sqlite:///PATH|postgresql://..."
+    )
+    store.add_argument(
+        "--to", dest="target", required=True, metavar="postgresql://...|sqlite:///PATH"
+    )
     return parser
 
 

@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from gateway.access.keys import KEY_NAME, key_record, new_key
 from gateway.access.sessions import SESSION_COOKIE, check_csrf, dashboard_root
+from gateway.dashboard import health
 from gateway.dashboard.judging import next_owed, panel_page
 from gateway.dashboard.models import evidence_context
 from gateway.dashboard.usage import usage_section
@@ -82,6 +83,7 @@ async def index(request: Request) -> Response:
     for row in context["models"]:
         row["suite"] = totals(scored.get(row["alias"], {}))
     context["drafts"] = await drafts.waiting(runtime.store)  # the Suite drafts section
+    context.update(health.health_context(runtime, context["models"], context["connections"]))
     return html(reply, await drawn("index.html", context), 200)
 
 
@@ -237,5 +239,6 @@ ROUTES = [
     Route("/ui/verdict", give_verdict, methods=["POST"]),
     Route("/ui/keys", create_key, methods=["POST"]),
     Route("/ui/keys/revoke", revoke_key, methods=["POST"]),
+    *health.ROUTES,
     Mount("/ui/static", StaticFiles(packages=[("gateway.dashboard", "ui/static")]), name="static"),
 ]

@@ -58,6 +58,12 @@ def _post(summary: str, body: Schema, ok: Schema, codes: dict[str, str]) -> Sche
     }
 
 
+def _with_alias(item: Schema) -> Schema:
+    alias = {"name": "alias", "in": "path", "required": True, "schema": {"type": "string"}}
+    item["post"]["parameters"].append(alias)
+    return item
+
+
 _SIGNED_IN = {"type": "object", "required": ["signed_in"], "properties": {"signed_in": {
     "type": "boolean"}}}  # fmt: skip
 _UNSIGNED = {"401": "sign in first (the admin token)"}
@@ -139,6 +145,22 @@ PATHS: dict[str, Any] = {
         {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
         {"type": "object", "required": ["name", "revoked"]},
         {"400": "malformed", **_UNSIGNED, "404": "no active key of that name"},
+    ),
+    "/ui/models/{alias}/retire": _with_alias(
+        _post(
+            "Retire a model from the Models table (what POST /bench/models/{alias}/retire does)",
+            {"$ref": "#/components/schemas/Retirement"},
+            {"$ref": "#/components/schemas/HealthChanged"},
+            {"400": "no `why`", **_UNSIGNED, "404": "no such model"},
+        )
+    ),
+    "/ui/models/{alias}/restore": _with_alias(
+        _post(
+            "Restore a model from the Models table (what POST /bench/models/{alias}/restore does)",
+            {"type": "object"},
+            {"$ref": "#/components/schemas/HealthChanged"},
+            {**_UNSIGNED, "404": "no such model"},
+        )
     ),
     "/mcp": {
         "post": {

@@ -54,6 +54,9 @@ class Figures:
         self.unwell: Callable[[], Mapping[str, str]] = dict
         # the models a provider's listing lacks: not explored (gateway/state/listings.py)
         self.unlisted: Callable[[], frozenset[str]] = frozenset
+        # a benched model seated for its trial: the trial taken, so the next panel does not
+        # seat it again meanwhile (gateway/state/learn_health.py)
+        self.trying: Callable[[str, float], None] = lambda alias, now: None
 
     @property
     def loaded(self) -> bool:
@@ -111,6 +114,7 @@ class Figures:
             at = max(now, self.board.numbers(_LATEST)[0] + 1e-6)
             self.board.write(_LATEST, at)
             self.board.write(_seated(alias), self.board.numbers(_seated(alias))[0] + 1, at)
+            self.trying(alias, now)
         return at
 
     def learn_suite(self, alias: str, shape: str, accuracy: float, answered: int) -> None:

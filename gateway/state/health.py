@@ -70,6 +70,10 @@ class ModelHealth:
             _maybe(answered_at), hand,
         )  # fmt: skip
 
+    def benched(self, alias: str) -> bool:
+        """Is *alias* benched? One cell, for the seating path."""
+        return self.board.numbers(f"health:{alias}")[0] == _CODES[BENCHED]
+
     def put(self, alias: str, record: Record) -> None:
         """Write *alias*'s record (and send it on, with a shared live state)."""
         cells = [

@@ -5,7 +5,9 @@ same rules (routing/health.py); what they decide goes on the board (gateway/stat
 shared by the workers and, through Redis, the replicas) and, when it matters across a restart,
 into the store with an event when the health changed. The connection guard is applied here too:
 when every model of a connection had its key refused, each is benched naming the connection's
-key, not the model.
+key, not the model; when all failed capacity/timeout within a minute the connection is down:
+each is benched naming it, sharing one trial (one call per wait, not one per model), and the
+first answer makes the others due their trials at once.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from routing.health import (
     Outcome,
     Record,
     Rules,
+    connection_back,
+    connection_down,
+    down_why,
     guard,
     judge,
     retire_by_hand,
@@ -58,12 +63,18 @@ class HealthKeeper:
         before = self.book.of(alias)
         if outcome.failure is None and before.health == OK and not before.transient:
             return before  # the common case: an answer from a model that was well
+        connection = self.connection_of[alias]
+        was_down = outcome.failure is None and self.connection(connection).health == "down"
         judged = judge(before, outcome, self.clock(), self.rules)
         if judged.record == before:
             return before
         await self._put(alias, judged)
         if outcome.failure == "signin":
-            await self._guard(self.connection_of[alias])
+            await self._guard(connection)
+        elif outcome.failure in ("capacity", "timeout"):
+            await self._down(connection)
+        elif was_down:
+            await self._back(connection)
         return judged.record
 
     async def _put(self, alias: str, judged: Judged) -> None:
@@ -97,6 +108,40 @@ class HealthKeeper:
             if record.health == BENCHED and record.why != state.why:
                 self.book.put(alias, replace(record, why=state.why))
                 await self._keep(alias, replace(record, why=state.why), None)
+
+    async def _down(self, connection: str) -> None:
+        """Every model of *connection* failed at once: all benched naming it, one trial shared."""
+        state = self.connection(connection)
+        if state.health != "down" or state.why is None:
+            return
+        records = {alias: self.book.of(alias) for alias in self.members(connection)}
+        for alias, record in connection_down(records, state.why, self.clock(), self.rules).items():
+            await self._put(alias, Judged(record, records[alias].health != record.health))
+
+    async def _back(self, connection: str) -> None:
+        """A down connection answered its trial: the others are due theirs now."""
+        records = {alias: self.book.of(alias) for alias in self.members(connection)}
+        back = connection_back(records, down_why(connection), self.clock())
+        for alias, record in back.items():
+            await self._put(alias, Judged(record, False))
+
+    def take_trial(self, alias: str, now: float) -> None:
+        """*alias* was seated: if that is a benched model's trial, the trial is taken (the next
+        one its wait from now, until the outcome says better), so panels meanwhile do not each
+        call it; on a connection that is down, the trial is the whole connection's."""
+        if not self.book.benched(alias):
+            return  # the common case, read from one cell
+        record = self.book.of(alias)
+        if record.next_trial is None or record.next_trial > now:
+            return
+        later = now + max(record.backoff, self.rules.backoff_min_s)
+        shared = [alias]
+        if record.why == down_why(self.connection_of.get(alias, "")):
+            shared = self.members(self.connection_of[alias])
+        for name in shared:
+            other = self.book.of(name)
+            if other.health == BENCHED and (other.next_trial or later) < later:
+                self.book.put(name, replace(other, next_trial=later))
 
     def members(self, connection: str) -> list[str]:
         return [alias for alias, name in self.connection_of.items() if name == connection]

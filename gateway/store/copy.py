@@ -1,9 +1,13 @@
 """`bench-gateway store copy --from sqlite:///... --to postgresql://...`: move a SQLite store's
-records (panels, seats, verdicts, keys, learned windows and limits) into PostgreSQL.
+records (panels, seats, verdicts, keys, learned windows and limits, each model's health and its
+events) into PostgreSQL; and back (gateway/store/copy_back.py), the same tables by the same
+rules (gateway/store/copy_tables.py).
 
 Idempotent, so it can be run again after a replica wrote more to the old file: a row already
-there (same primary key; for a verdict, the same seat and time) is skipped, never doubled.
-Rows go in source order, a chunk a transaction, so verdict history keeps its order.
+there (same primary key; for a verdict, the same seat and time; for a health event, the same
+model, health and time) is skipped, never doubled; a model's health is taken when the file's
+changed later than the target's. Rows go in source order, a chunk a transaction, so verdict
+history keeps its order.
 """
 
 from __future__ import annotations
@@ -17,56 +21,31 @@ from typing import Any
 
 import psycopg
 
+from gateway.store.copy_back import copy_back
+from gateway.store.copy_tables import ADDED_LATER, CHUNK, tables, with_keys
 from gateway.store.open import POSTGRES_SCHEMES
 from gateway.store.postgres import PostgresStore
-from gateway.store.rows import CALL_FIELDS, KEY_FIELDS, PANEL_FIELDS, VERDICT_FIELDS
 from gateway.store.statements import POSTGRES as SQL
-
-CHUNK = 1_000
-
-_WINDOW_FIELDS = ("alias", "context_window", "learned")
-_LIMIT_FIELDS = ("alias", "until", "why", "source", "learned")
-
-# (table, fields, how a row already copied is recognised); JSON fields stay text on both sides.
-_TABLES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("panels", PANEL_FIELDS, SQL.insert_skipping["panels"]),
-    ("calls", CALL_FIELDS, SQL.insert_skipping["calls"]),
-    (
-        "verdicts",
-        VERDICT_FIELDS,
-        'INSERT INTO verdicts (call_id, useful, note, "real", "false", created, key_name, blind) '
-        "SELECT %s, %s, %s, %s, %s, %s, %s, %s WHERE NOT EXISTS "
-        "(SELECT 1 FROM verdicts WHERE call_id = %s AND created = %s)",
-    ),
-    ("gateway_keys", KEY_FIELDS, SQL.insert_into("gateway_keys", KEY_FIELDS, skipping=True)),
-    (
-        "learned_windows",
-        _WINDOW_FIELDS,
-        SQL.insert_into("learned_windows", _WINDOW_FIELDS, skipping=True),
-    ),
-    (
-        "learned_limits",
-        _LIMIT_FIELDS,
-        SQL.insert_into("learned_limits", _LIMIT_FIELDS, skipping=True),
-    ),
-)
 
 
 def run_copy(source: str, target: str) -> int:
     """The command: exit 0 with the counts printed, 2 for URLs it cannot copy between."""
     prefix = "sqlite:///"
-    if not source.startswith(prefix) or not target.startswith(POSTGRES_SCHEMES):
+    there = source.startswith(prefix) and target.startswith(POSTGRES_SCHEMES)
+    back = source.startswith(POSTGRES_SCHEMES) and target.startswith(prefix)
+    if not (there or back):
         print(
-            "bench-gateway: store copy goes --from sqlite:///PATH --to postgresql://...",
+            "bench-gateway: store copy goes --from sqlite:///PATH --to postgresql://..., "
+            "or back: --from postgresql://... --to sqlite:///PATH",
             file=sys.stderr,
         )
         return 2
-    path = Path(source[len(prefix) :])
-    if not path.is_file():
+    path = Path((source if there else target)[len(prefix) :])
+    if there and not path.is_file():
         print(f"bench-gateway: no SQLite store at {path}", file=sys.stderr)
         return 1
     try:
-        copied = asyncio.run(copy_records(path, target))
+        copied = asyncio.run(copy_records(path, target) if there else copy_back(source, path))
     except psycopg.Error as exc:
         print(f"bench-gateway: PostgreSQL: {exc}", file=sys.stderr)
         return 1
@@ -82,11 +61,10 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
     await store.open()
     copied: dict[str, tuple[int, int]] = {}
     try:
-        for table, fields, sql in _TABLES:
+        for table, fields, sql in tables(SQL):
             seen = added = 0
             for chunk in _chunks(source, table, fields):
-                if table == "verdicts":
-                    chunk = [[*row, row[0], row[5]] for row in chunk]
+                chunk = with_keys(table, chunk)
                 async with store.link.pool.connection() as db, db.transaction(), db.cursor() as cur:
                     await cur.executemany(sql.encode(), chunk)  # (pipelined: few round trips)
                     added += max(cur.rowcount, 0)  # the rows the whole chunk added
@@ -98,18 +76,12 @@ async def copy_records(path: Path, target: str) -> dict[str, tuple[int, int]]:
     return copied
 
 
-# Columns a store not yet opened by this version lacks, and what its rows mean there.
-_ADDED_LATER = {
-    ("verdicts", "blind"): "0",  # 0009_blind_verdicts: every earlier verdict open
-    ("calls", "dropped"): "NULL",  # 0010_dropped_hints: nothing was named dropped before
-    ("calls", "failure"): "NULL",  # 0011_failure_classes: earlier failures have no class
-}
-
-
 def _chunks(db: sqlite3.Connection, table: str, fields: tuple[str, ...]) -> Iterator[list[Any]]:
     present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    if not present:  # a store from before its migration (0012_model_health): nothing to copy
+        return
     names = ", ".join(
-        f'"{name}"' if name in present else _ADDED_LATER.get((table, name), f'"{name}"')
+        f'"{name}"' if name in present else ADDED_LATER.get((table, name), f'"{name}"')
         for name in fields
     )
     rows = db.execute(f"SELECT {names} FROM {table} ORDER BY rowid")

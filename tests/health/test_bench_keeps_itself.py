@@ -110,6 +110,23 @@ def test_a_failed_trial_doubles_the_wait(make_gateway, sim, clock):
     assert skipped_alpha(gw.ask("bench/duo")[0])["why"].startswith("benched (next trial in 10 s)")
 
 
+def test_panels_asked_at_once_when_a_trial_is_due_call_the_benched_model_once(
+    make_gateway, sim, clock
+):
+    from concurrent.futures import ThreadPoolExecutor
+
+    gw = make_gateway(duo_raw(sim.url), clock=clock.now)
+    sim.set(served("alpha"), **answers(401, "Unauthorized"))
+    gw.ask("bench/duo")
+    sim.set(served("alpha"), latency_s=0.5, **answers(401, "Unauthorized"))  # a slow trial
+    clock.advance(5)
+    with ThreadPoolExecutor(4) as pool:
+        panels = list(pool.map(lambda _: gw.ask("bench/duo")[0], range(4)))
+    assert len(sim.log(served("alpha"))) == 2  # the failure that benched it, then one trial
+    assert sum("alpha" in [s["alias"] for s in bench_of(p)["seats"]] for p in panels) == 1
+    assert sum("alpha" in [s["alias"] for s in bench_of(p)["skipped"]] for p in panels) == 3
+
+
 def test_a_410_retires_a_model_and_a_nominated_retired_model_is_skipped(make_gateway, sim):
     gw = make_gateway(duo_raw(sim.url))
     sim.set(served("alpha"), **answers(410, "The model has reached its end of life."))

@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from tests.helpers.bench import bench_raw
+from tests.helpers.clocks import ManualClock
 
 QUESTION = [{"role": "user", "content": "What is 2 + 2?"}]
 MODEL = "bench/crew:route"
@@ -26,30 +27,75 @@ def _asked(crew, headers: dict[str, str] | None = None, messages=QUESTION):
     return raw.parse(), raw.headers
 
 
-def test_a_primary_that_flaps_gets_its_one_shot_turns_back_once_it_recovers(make_gateway, sim):
-    """503 for a while, then healthy; identical one-shot requests sent throughout (the field's
-    matrix: 503 for 60 s, 20 requests 4 s apart, scaled here to 1.2 s and 0.15 s). Alpha's
-    failures bench it (contract §18), so it is back at its next trial: trials every 0.1 s here
-    (`backoff_max_s: 5` unscaled); the default backoff (5 s doubling to 60 s) brings a primary
-    back from a 60 s outage up to ~23 s after it is up (docs/reliability.md, S08)."""
+def _flapping_crew(make_gateway, sim, clock, **lifecycle):
+    """crew in route mode on a clock the test moves, with the contract's lifecycle defaults
+    (a benched member's first trial 5 s after, each failed trial doubling it, up to 60 s)
+    unless *lifecycle* says otherwise."""
     raw = bench_raw(sim.url, route_explore=0, first_token_s=2, keepalive_s=0.2)
     raw["collections"]["crew"] = {"members": ["alpha", "gamma", "delta"], "reply": "route"}
-    raw["lifecycle"] = {"backoff_min_s": 0.1, "backoff_max_s": 0.1}
-    crew = make_gateway(raw)
-    for served in ("sim-gamma", "sim-delta"):
+    if lifecycle:
+        raw["lifecycle"] = lifecycle
+    for served in ("sim-alpha", "sim-gamma", "sim-delta"):
         sim.set(served, latency_s=0.01)
-    sim.set("sim-alpha", status=503, fail_for_s=1.2, latency_s=0.01)
-    began = time.monotonic()
-    answered: list[tuple[float, str, str]] = []
-    for _ in range(14):
+    return make_gateway(raw, clock=clock.now)
+
+
+def _flaps(crew, sim, clock, down_s: float, until_s: float) -> list[tuple[float, str]]:
+    """The field's schedule on the gateway's clock: identical one-shot requests 4 s apart,
+    alpha answering 503 for the first *down_s* seconds; (when, who answered) of each."""
+    answered = []
+    at = 0.0
+    sim.set("sim-alpha", status=503, latency_s=0.01)
+    while at <= until_s:
+        if at >= down_s:
+            sim.set("sim-alpha", latency_s=0.01)  # it is up again
         reply, headers = _asked(crew)
-        answered.append((time.monotonic() - began, reply.model, headers["x-bench-model"]))
-        time.sleep(0.15)
-    assert all(model == header for _, model, header in answered)
-    during = [model for at, model, _ in answered if at < 1.1]
-    after = [model for at, model, _ in answered if at > 1.3]
-    assert during and set(during) == {"gamma"}  # failed over at once while alpha is down
-    assert after and set(after) == {"alpha"}  # and alpha answers again once it is up
+        assert reply.model == headers["x-bench-model"]
+        assert reply.choices[0].message.content.startswith("Simulated answer from ")
+        answered.append((at, reply.model))
+        clock.advance(4)
+        at += 4
+    return answered
+
+
+def test_a_primary_down_for_a_minute_gets_its_one_shot_turns_back_at_its_next_trial(
+    make_gateway, sim
+):
+    """S08 as the field plays it (503 for 60 s, one-shot requests 4 s apart), with the
+    contract's default lifecycle: every request is answered at once by the fallback while alpha
+    is down; alpha's three failures bench it (at 8 s), its trials at 16, 28 and 48 s fail (the
+    wait doubling: 5, 10, 20, 40 s), so it is back at its next trial, 88 s: 28 s after it is up
+    (a minute at worst, `lifecycle.backoff_max_s`). docs/reliability.md, S08."""
+    clock = ManualClock()
+    crew = _flapping_crew(make_gateway, sim, clock)
+    answered = _flaps(crew, sim, clock, down_s=60, until_s=100)
+    assert {model for at, model in answered if at < 88} == {"gamma"}  # failed over at once
+    assert {model for at, model in answered if at >= 88} == {"alpha"}  # back at its trial
+    assert len(sim.log("sim-alpha")) == 3 + 3 + 4  # failures, failed trials, then its turns
+
+
+def test_a_primary_down_for_a_few_seconds_gets_its_turns_back_as_soon_as_it_is_up(
+    make_gateway, sim
+):
+    """The same with a short outage (503 for 6 s): two failures do not bench it, so the first
+    request after it is up is its own again."""
+    clock = ManualClock()
+    crew = _flapping_crew(make_gateway, sim, clock)
+    answered = _flaps(crew, sim, clock, down_s=6, until_s=20)
+    assert answered == [(0, "gamma"), (4, "gamma"), (8, "alpha"), (12, "alpha"), (16, "alpha"),
+                        (20, "alpha")]  # fmt: skip
+
+
+def test_with_a_backoff_no_longer_than_the_requests_spacing_the_primary_is_back_at_once(
+    make_gateway, sim
+):
+    """S08 as the field plays it, `lifecycle.backoff_max_s: 4` (the requests' spacing): a
+    trial on every request while it is down, so the first request after it is up is its own."""
+    clock = ManualClock()
+    crew = _flapping_crew(make_gateway, sim, clock, backoff_max_s=4)
+    answered = _flaps(crew, sim, clock, down_s=60, until_s=76)
+    assert {model for at, model in answered if at < 60} == {"gamma"}
+    assert {model for at, model in answered if at >= 60} == {"alpha"}
 
 
 def test_the_reported_model_is_the_member_that_answered_in_every_shape(crew, sim):

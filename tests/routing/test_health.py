@@ -5,7 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from routing.health import BENCHED, OK, RETIRED, Outcome, Record, Rules, guard, judge
+from routing.health import (
+    BENCHED,
+    OK,
+    RETIRED,
+    Outcome,
+    Record,
+    Rules,
+    connection_back,
+    connection_down,
+    down_why,
+    guard,
+    judge,
+)
 
 RULES = Rules()
 
@@ -151,3 +163,43 @@ def test_a_connection_whose_models_all_fail_within_a_minute_is_down():
 def test_a_connection_with_one_model_answering_is_ok():
     answered = judge(failing("signin", 0), Outcome(None), 10, RULES).record
     assert guard("hub", [failing("signin", 0), answered]).health == OK
+
+
+def test_a_down_connections_models_are_benched_naming_it_and_share_one_trial():
+    records = {"a": failing("capacity", 0), "b": after(fails("timeout", 1, 2, 3)).record}
+    held = connection_down(records, down_why("hub"), 3, RULES)
+    assert {r.health for r in held.values()} == {BENCHED}
+    assert {r.why for r in held.values()} == {"every model of connection hub failed at once"}
+    assert {r.next_trial for r in held.values()} == {3 + 5}  # b's own trial, shared
+
+
+def test_a_failed_trial_moves_the_whole_connections_trial_on():
+    why = down_why("hub")
+    records = connection_down(
+        {"a": failing("capacity", 0), "b": failing("capacity", 0)}, why, 0, RULES
+    )
+    tried = judge(records["a"], Outcome("capacity"), 5, RULES).record  # the trial, failed
+    held = connection_down({"a": tried, "b": records["b"]}, why, 5, RULES)
+    assert held["b"].next_trial == tried.next_trial == 15 and held["b"].backoff == 10
+    assert held["a"].why == why  # its trial's failure is the connection's still
+
+
+def test_a_down_connection_stays_down_while_its_trials_fail_past_a_minute():
+    why = down_why("hub")
+    records = connection_down(
+        {"a": failing("capacity", 0), "b": failing("capacity", 0)}, why, 0, RULES
+    )
+    tried = judge(records["a"], Outcome("timeout"), 300, RULES).record
+    assert guard("hub", [tried, records["b"]]).health == "down"
+    answered = judge(tried, Outcome(None), 400, RULES).record
+    assert guard("hub", [answered, records["b"]]).health == OK
+
+
+def test_a_down_connection_that_answers_makes_its_other_models_due_at_once():
+    why = down_why("hub")
+    records = connection_down(
+        {"a": failing("capacity", 0), "b": failing("capacity", 0)}, why, 0, RULES
+    )
+    answered = judge(records["a"], Outcome(None), 3, RULES).record  # before the shared trial
+    back = connection_back({"a": answered, "b": records["b"]}, why, 3)
+    assert set(back) == {"b"} and back["b"].seatable(3)

@@ -64,6 +64,8 @@ document.addEventListener("click", async (event) => {
     }
   } else if (target.classList.contains("revoke")) {
     await keyAction(() => post("/ui/keys/revoke", {name: target.dataset.name}));
+  } else if (target.classList.contains("restore")) {
+    await modelAction(() => post(modelPath(target, "restore"), {}));
   } else if (target.id === "signout") {
     await post("/ui/signout", {});
     localStorage.removeItem(ROOT_KEPT);
@@ -91,6 +93,8 @@ document.addEventListener("submit", async (event) => {
     } catch (error) {
       document.getElementById("signin-error").textContent = error.message;
     }
+  } else if (form.classList.contains("retire")) {
+    await modelAction(() => post(modelPath(form, "retire"), {why: form.elements.why.value}));
   } else if (form.id === "new-key") {
     const body = {name: form.elements.name.value};
     const collections = form.elements.collections.value.split(",").map((c) => c.trim());
@@ -110,6 +114,22 @@ async function keyAction(action) {
     location.reload();
   } catch (error) {
     document.getElementById("key-error").textContent = error.message;
+  }
+}
+
+// Retire and restore from the Models table: the page again, at the table, the model's health
+// (and the banner) as the gateway now has them.
+function modelPath(element, action) {
+  return "/ui/models/" + encodeURIComponent(element.dataset.model) + "/" + action;
+}
+
+async function modelAction(action) {
+  try {
+    await action();
+    location.hash = "models";
+    location.reload();
+  } catch (error) {
+    document.getElementById("model-error").textContent = error.message;
   }
 }
 
