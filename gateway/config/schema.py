@@ -48,7 +48,10 @@ class ConnectionSpec(Section):
     )
     preferred: bool = Field(
         default=False,
-        **meaning("Its models are seated before others of equal standing (a paid plan)."),
+        **meaning(
+            "A tie-break only: between models of equal standing, those on a preferred "
+            "connection are seated first (a paid plan, a faster host)."
+        ),
     )
     cool_together: bool = Field(
         default=False,
@@ -80,7 +83,8 @@ class BenchFacts(Section):
         default="",
         **meaning(
             "Models of one family are not seated twice on a panel, for independent "
-            "opinions. Unset: read from its name."
+            "opinions. Unset: its served name, normalised (`vendor/Inkling:free` is "
+            "`inkling`)."
         ),
     )
     context_window: Positive | None = Field(
@@ -92,7 +96,10 @@ class BenchFacts(Section):
     )
     ad_hoc: bool = Field(
         default=False,
-        **meaning("Seated only when asked for by name (`X-Bench-With`), never as an explorer."),
+        **meaning(
+            "Seated only when a request names it (`with` in the body, or `X-Panel-With`), "
+            "never as an explorer or a reserve."
+        ),
     )
     rpm: Positive | None = Field(
         default=None, **meaning("This model's own requests a minute (beside its connection's).")
