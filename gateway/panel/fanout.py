@@ -228,15 +228,6 @@ class Fanout:
             result.status = SeatStatus.TIMEOUT
         else:
             result.status = SeatStatus.ERROR
-        # one line per failed seat, so the server's log says why a panel came back short
-        log.warning(
-            "seat %s: %s %s (%s): %s",
-            result.id,
-            result.alias,
-            result.status.value,
-            result.failure.value if result.failure else exc.kind,
-            result.error,
-        )
 
     def _may_pace(self, seat: str, refused: Refused) -> bool:
         """Wait for a member's rpm slot rather than hand its seat to a reserve, when the slot

@@ -124,7 +124,7 @@ def test_a_429_says_the_wait_it_applies(gateway, panel):
     )
     models = {m["alias"]: m for m in gateway.http.get("/bench/models").json()["models"]}
     assert models["out-of-quota"]["cooling_why"] == (
-        "daily limit (429 Rate limit reached on requests per day (RPD)); 30 s, the wait it stated"
+        "daily limit (Rate limit reached on requests per day (RPD)); the 30 s it stated"
     )
 
 
@@ -133,11 +133,12 @@ def test_the_server_logs_a_line_per_failed_seat_with_its_reason(gateway, panel):
     seat = next(s for s in panel["bench"]["seats"] if s["alias"] == "bad-key")
     host = gateway_sim_host(panel)
     assert (
-        f"WARNING:  seat {seat['call']}: bad-key error (signin): "
-        f"openai ({host}): 401 Invalid API Key" in log
+        f"WARNING:  seat {seat['call']} failed: model bad-key (openai/sim-bad-key) on connection "
+        f"{host}: signin: openai ({host}): 401 Invalid API Key" in log
     ), log[-3000:]
     assert (
-        f"ollama-down error (capacity): ollama_chat (127.0.0.1:{DEAD}): connection refused" in log
+        f"model ollama-down (ollama_chat/llama3.2) on connection 127.0.0.1:{DEAD}: capacity: "
+        f"ollama_chat (127.0.0.1:{DEAD}): connection refused" in log
     )
 
 
