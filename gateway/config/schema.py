@@ -22,7 +22,6 @@ from gateway.config.values import (
     Role,
     Section,
     fail,
-    meaning,
     plain_name,
     state_url,
     store_url,
@@ -37,25 +36,25 @@ class ConnectionSpec(Section):
 
     rpm: Positive | None = Field(
         default=None,
-        **meaning("Requests a minute, shared by every model on the connection."),
+        description="Requests a minute, shared by every model on the connection.",
     )
     rpd: Positive | None = Field(
         default=None,
-        **meaning(
-            "Requests a day (the day in `gateway.quota_day_tz`), shared by every model on "
-            "the connection."
+        description=(
+            "Requests a day (the day in `gateway.quota_day_tz`), shared by every model "
+            "on the connection."
         ),
     )
     preferred: bool = Field(
         default=False,
-        **meaning(
+        description=(
             "A tie-break only: between models of equal standing, those on a preferred "
             "connection are seated first (a paid plan, a faster host)."
         ),
     )
     cool_together: bool = Field(
         default=False,
-        **meaning(
+        description=(
             "A 429 on one of its models cools them all (one account's limit, not a model's)."
         ),
     )
@@ -66,22 +65,22 @@ class BenchFacts(Section):
 
     connection: str | None = Field(
         default=None,
-        **meaning(
-            "The connection the model is on (a name under `connections:`). Unset: the host "
-            "of its api_base, else its provider (`groq/...` is on `groq`).",
-            "a connection's name",
+        description=(
+            "The connection the model is on (a name under `connections:`). Unset: the "
+            "host of its api_base, else its provider (`groq/...` is on `groq`)."
         ),
+        json_schema_extra={"written": "a connection's name"},
     )
     role: Role = Field(
         default="general",
-        **meaning(
-            "What the model is for; a shape seats members by role (`review` seats general "
-            "and code models)."
+        description=(
+            "What the model is for; a shape seats members by role (`review` seats "
+            "general and code models)."
         ),
     )
     family: str = Field(
         default="",
-        **meaning(
+        description=(
             "Models of one family are not seated twice on a panel, for independent "
             "opinions. Unset: its served name, normalised (`vendor/Inkling:free` is "
             "`inkling`)."
@@ -89,26 +88,26 @@ class BenchFacts(Section):
     )
     context_window: Positive | None = Field(
         default=None,
-        **meaning(
+        description=(
             "Tokens the model takes; a prompt it cannot hold is not sent to it. Unset: "
             "litellm's figure, else learned from the provider's refusals."
         ),
     )
     ad_hoc: bool = Field(
         default=False,
-        **meaning(
-            "Seated only when a request names it (`with` in the body, or `X-Panel-With`), "
-            "never as an explorer or a reserve."
+        description=(
+            "Seated only when a request names it (`with` in the body, or "
+            "`X-Panel-With`), never as an explorer or a reserve."
         ),
     )
     rpm: Positive | None = Field(
-        default=None, **meaning("This model's own requests a minute (beside its connection's).")
+        default=None, description="This model's own requests a minute (beside its connection's)."
     )
     rpd: Positive | None = Field(
-        default=None, **meaning("This model's own requests a day (beside its connection's).")
+        default=None, description="This model's own requests a day (beside its connection's)."
     )
     vision: bool = Field(
-        default=False, **meaning("It reads images, though its role is not vision.")
+        default=False, description="It reads images, though its role is not vision."
     )
 
 
@@ -125,34 +124,36 @@ class ModelEntry(Section):
     what: ClassVar[str] = "a mapping with model_name and litellm_params"
 
     model_name: Name = Field(
-        **meaning(
-            "The model's alias on the bench: what collections, records and verdicts name.",
-            "a plain name (letters, digits, '.', '_', '-')",
-        )
+        description=(
+            "The model's alias on the bench: what collections, records and verdicts name."
+        ),
+        json_schema_extra={"written": "a plain name (letters, digits, '.', '_', '-')"},
     )
     litellm_params: LitellmParams = Field(
-        **meaning(
+        description=(
             "Handed to litellm as written: `model` (litellm's provider string, "
-            "`groq/llama-3.3-70b-versatile`), `api_base`, `api_key: os.environ/NAME`, and "
-            "any other litellm parameter. A LiteLLM proxy's `rpm` becomes `bench.rpm`; its "
-            "`tpm` is ignored.",
-            "a mapping with model",
-        )
+            "`groq/llama-3.3-70b-versatile`), `api_base`, `api_key: os.environ/NAME`, "
+            "and any other litellm parameter. A LiteLLM proxy's `rpm` becomes "
+            "`bench.rpm`; its `tpm` is ignored."
+        ),
+        json_schema_extra={"written": "a mapping with model"},
     )
     bench: BenchFacts | None = Field(
-        default=None, **meaning("The bench's own facts about the model (below).", "a mapping")
+        default=None,
+        description="The bench's own facts about the model (below).",
+        json_schema_extra={"written": "a mapping"},
     )
     model_info: dict[str, Any] | None = Field(
         default=None,
-        **meaning(
-            "LiteLLM's own (accepted so its configs paste in); `supports_vision: true` is "
-            "read as `bench.vision`.",
-            "a mapping",
+        description=(
+            "LiteLLM's own (accepted so its configs paste in); `supports_vision: true` "
+            "is read as `bench.vision`."
         ),
+        json_schema_extra={"written": "a mapping"},
     )
     upstream_reader: Reader | None = Field(
         default=None,
-        **meaning("This model's reader, else `gateway.upstream_reader`."),
+        description="This model's reader, else `gateway.upstream_reader`.",
     )
 
 
@@ -168,27 +169,29 @@ class CollectionSpec(Section):
 
     members: Annotated[list[str], AfterValidator(_distinct)] = Field(
         default=[],
-        **meaning("The models seated first, by model_name.", "a list of model names, each once"),
+        description="The models seated first, by model_name.",
+        json_schema_extra={"written": "a list of model names, each once"},
     )
     description: str = Field(
-        default="", max_length=300, **meaning("Shown in `/v1/models` and the dashboard.")
+        default="", max_length=300, description="Shown in `/v1/models` and the dashboard."
     )
     tags: list[Annotated[str, AfterValidator(tag)]] = Field(
         default=[],
         max_length=8,
-        **meaning("Up to 8 lower-case words, for finding collections.", "a list of words"),
+        description="Up to 8 lower-case words, for finding collections.",
+        json_schema_extra={"written": "a list of words"},
     )
     shape: str | None = Field(
         default=None,
-        **meaning(
-            "The roles its panels seat (a built-in shape or one under `shapes:`); a request's "
-            "`X-Panel-Shape` wins. Unset: `general`.",
-            "a shape's name",
+        description=(
+            "The roles its panels seat (a built-in shape or one under `shapes:`); a "
+            "request's `X-Panel-Shape` wins. Unset: `general`."
         ),
+        json_schema_extra={"written": "a shape's name"},
     )
     reply: Literal["panel", "merged", "route"] = Field(
         default="panel",
-        **meaning(
+        description=(
             "What `bench/<name>` answers with: every answer side by side (`panel`), one "
             "answer merged from them (`merged`), or one member per turn (`route`). The "
             "suffixes `:merged` and `:route` ask for the others."
@@ -196,9 +199,8 @@ class CollectionSpec(Section):
     )
     merger: str | None = Field(
         default=None,
-        **meaning(
-            "The model that writes a merged answer. Unset: the best by verdicts.", "a model name"
-        ),
+        description="The model that writes a merged answer. Unset: the best by verdicts.",
+        json_schema_extra={"written": "a model name"},
     )
 
 
@@ -209,54 +211,67 @@ class FileSections(Section):
     what: ClassVar[str] = "a mapping with model_list and collections"
 
     model_list: list[Any] = Field(
-        min_length=1, **meaning("The models, in LiteLLM's shape (below).", "a list of models")
+        min_length=1,
+        description="The models, in LiteLLM's shape (below).",
+        json_schema_extra={"written": "a list of models"},
     )
     connections: dict[Any, Any] | None = Field(
         default=None,
-        **meaning("What several models share upstream (below), by name.", "a mapping"),
+        description="What several models share upstream (below), by name.",
+        json_schema_extra={"written": "a mapping"},
     )
     shapes: dict[Any, Any] | None = Field(
         default=None,
-        **meaning(
-            "Shapes of your own, each a list of roles, beside the built-in ones (below).",
-            "a mapping of name: [role, ...]",
-        ),
+        description=("Shapes of your own, each a list of roles, beside the built-in ones (below)."),
+        json_schema_extra={"written": "a mapping of name: [role, ...]"},
     )
     collections: dict[Any, Any] = Field(
         min_length=1,
-        **meaning("What clients ask for as `bench/<name>` (below).", "a mapping"),
+        description="What clients ask for as `bench/<name>` (below).",
+        json_schema_extra={"written": "a mapping"},
     )
     gateway: GatewaySettings | None = Field(
-        default=None, **meaning("How the gateway serves (below).", "a mapping")
+        default=None,
+        description="How the gateway serves (below).",
+        json_schema_extra={"written": "a mapping"},
     )
     lifecycle: LifecycleSettings | None = Field(
-        default=None, **meaning("How the bench keeps itself (below).", "a mapping")
+        default=None,
+        description="How the bench keeps itself (below).",
+        json_schema_extra={"written": "a mapping"},
     )
     store: Annotated[str, PlainValidator(store_url)] = Field(
         default="sqlite:///data/records.db",
-        **meaning(
+        description=(
             "Where the records are kept: a SQLite file (relative to the config file) or "
-            "PostgreSQL, for several replicas. May be written os.environ/NAME.",
-            "sqlite:///PATH or postgresql://user:pass@host:port/db",
+            "PostgreSQL, for several replicas. May be written os.environ/NAME."
         ),
+        json_schema_extra={"written": "sqlite:///PATH or postgresql://user:pass@host:port/db"},
     )
     state: Annotated[str | None, PlainValidator(state_url)] = Field(
         default=None,
-        **meaning(
-            "Where the live state (cooldowns, rpm windows, rotation) is kept for several "
-            "replicas. Unset: in the gateway, shared by its workers.",
-            "redis://host:port/db",
+        description=(
+            "Where the live state (cooldowns, rpm windows, rotation) is kept for "
+            "several replicas. Unset: in the gateway, shared by its workers."
         ),
+        json_schema_extra={"written": "redis://host:port/db"},
     )
     # A LiteLLM proxy config pastes in whole: its proxy-wide sections mean nothing to the bench
     # and are ignored (check-config says so), while a misspelt section of ours is still refused.
-    litellm_settings: Any = Field(default=None, **meaning(IGNORED, "anything"))
+    litellm_settings: Any = Field(
+        default=None, description=IGNORED, json_schema_extra={"written": "anything"}
+    )
     general_settings: Any = Field(
         default=None,
-        **meaning(IGNORED + " A `master_key` is refused: use `gateway.require_keys`.", "anything"),
+        description=IGNORED + " A `master_key` is refused: use `gateway.require_keys`.",
+        json_schema_extra={"written": "anything"},
     )
-    router_settings: Any = Field(default=None, **meaning(IGNORED, "anything"))
-    environment_variables: Any = Field(default=None, **meaning(IGNORED, "anything"))
+    router_settings: Any = Field(
+        default=None, description=IGNORED, json_schema_extra={"written": "anything"}
+    )
+    environment_variables: Any = Field(
+        default=None, description=IGNORED, json_schema_extra={"written": "anything"}
+    )
 
 
 LITELLM_SECTIONS = (

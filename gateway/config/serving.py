@@ -16,7 +16,6 @@ from gateway.config.values import (
     Reader,
     Section,
     Url,
-    meaning,
     time_zone,
     worker_count,
 )
@@ -29,144 +28,145 @@ class GatewaySettings(Section):
         default=5,
         ge=1,
         le=10,
-        **meaning("Seats on a panel: the collection's members first, then explorers."),
+        description="Seats on a panel: the collection's members first, then explorers.",
     )
     max_explorers: int = Field(
         default=2,
         ge=0,
         le=2,
-        **meaning(
-            "Of those seats, how many go to explorers: models from outside the collection "
-            "that have been seated least, so every model keeps being tried."
+        description=(
+            "Of those seats, how many go to explorers: models from outside the "
+            "collection that have been seated least, so every model keeps being tried."
         ),
     )
     reserves: int = Field(
         default=2,
         ge=0,
         le=5,
-        **meaning(
-            "Models held back per panel to take the chair of a seat that is rate limited or "
-            "fails at once (a refused request or a timeout is not handed on)."
+        description=(
+            "Models held back per panel to take the chair of a seat that is rate "
+            "limited or fails at once (a refused request or a timeout is not handed "
+            "on)."
         ),
     )
     seat_timeout_s: float = Field(
         default=300.0,
         ge=0,
-        **meaning(
-            "How long a seat's call may take; past it the seat ends as `timeout`. Route mode's "
-            "last member left waits this long too."
+        description=(
+            "How long a seat's call may take; past it the seat ends as `timeout`. Route "
+            "mode's last member left waits this long too."
         ),
     )
     require_keys: bool = Field(
         default=False,
-        **meaning(
-            "Every request needs a key made by `bench-gateway keys create NAME`, sent as "
-            "`Authorization: Bearer` or `x-api-key`. Needed to serve beyond loopback."
+        description=(
+            "Every request needs a key made by `bench-gateway keys create NAME`, sent "
+            "as `Authorization: Bearer` or `x-api-key`. Needed to serve beyond "
+            "loopback."
         ),
     )
     blind_judging: bool = Field(
         default=False,
-        **meaning(
-            "The dashboard shows seats as Seat A, B, C... with no model named until each is "
-            "judged, and records such verdicts as blind."
+        description=(
+            "The dashboard shows seats as Seat A, B, C... with no model named until "
+            "each is judged, and records such verdicts as blind."
         ),
     )
     cooldown_default_s: float = Field(
         default=60.0,
         ge=0,
-        **meaning("How long a 429 that states no wait cools its model."),
+        description="How long a 429 that states no wait cools its model.",
     )
     cooldown_max_s: float = Field(
         default=3600.0,
         ge=0,
-        **meaning(
-            "The longest wait a provider's 429 or headers are believed for (a daily limit "
-            "waits for the next quota day instead)."
+        description=(
+            "The longest wait a provider's 429 or headers are believed for (a daily "
+            "limit waits for the next quota day instead)."
         ),
     )
     max_body_bytes: int = Field(
         default=20_000_000,
         ge=0,
-        **meaning("A request body larger than this is refused (413)."),
+        description="A request body larger than this is refused (413).",
     )
     body_timeout_s: float = Field(
         default=30.0,
         gt=0,
-        **meaning(
-            "A request's body must have arrived this long after its head, else 408 and the "
-            "connection is closed."
+        description=(
+            "A request's body must have arrived this long after its head, else 408 and "
+            "the connection is closed."
         ),
     )
     keepalive_s: float = Field(
         default=10.0,
         ge=0,
-        **meaning(
-            "A streamed reply with nothing new for this long sends a keep-alive, so clients "
-            "and proxies do not give up on a slow panel."
+        description=(
+            "A streamed reply with nothing new for this long sends a keep-alive, so "
+            "clients and proxies do not give up on a slow panel."
         ),
     )
     drain_timeout_s: float = Field(
         default=30.0,
         ge=0,
-        **meaning("On SIGTERM or Ctrl-C: how long running panels may take to finish."),
+        description="On SIGTERM or Ctrl-C: how long running panels may take to finish.",
     )
     stream_seats: Literal["auto", "always", "never"] = Field(
         default="auto",
-        **meaning(
-            "Stream each panel seat's upstream call? A panel sends a seat's section only when "
-            "the seat has finished, so streaming gains it nothing but CPU: `auto` and `never` "
-            "do not stream panel seats, even for streamed panels; `always` streams them, for "
-            "first-token times."
+        description=(
+            "Stream each panel seat's upstream call? A panel sends a seat's section "
+            "only when the seat has finished, so streaming gains it nothing but CPU: "
+            "`auto` and `never` do not stream panel seats, even for streamed panels; "
+            "`always` streams them, for first-token times."
         ),
     )
     workers: Annotated[int | str, PlainValidator(worker_count)] = Field(
         default="auto",
-        **meaning(
-            "Processes serving on the one port; `auto` is one per core. `serve --workers` wins.",
-            "a whole number of at least 1, or auto",
+        description=(
+            "Processes serving on the one port; `auto` is one per core. `serve --workers` wins."
         ),
+        json_schema_extra={"written": "a whole number of at least 1, or auto"},
     )
     allowed_hosts: list[Host] = Field(
         default=[],
-        **meaning(
-            "Host names the gateway answers to besides loopback (the `Host` header); others "
-            "are refused.",
-            "a list of host names, each optionally with :port",
+        description=(
+            "Host names the gateway answers to besides loopback (the `Host` header); "
+            "others are refused."
         ),
+        json_schema_extra={"written": "a list of host names, each optionally with :port"},
     )
     allowed_origins: list[Origin] = Field(
         default=[],
-        **meaning(
-            "Web origins whose pages may call the gateway (CORS is answered for these only).",
-            "a list of origins like http://localhost:3000",
+        description=(
+            "Web origins whose pages may call the gateway (CORS is answered for these only)."
         ),
+        json_schema_extra={"written": "a list of origins like http://localhost:3000"},
     )
     public_url: Url | None = Field(
         default=None,
-        **meaning(
-            "The URL clients reach the gateway by, behind a reverse proxy; its host is "
-            "answered to.",
-            "an http:// or https:// URL",
+        description=(
+            "The URL clients reach the gateway by, behind a reverse proxy; its host is answered to."
         ),
+        json_schema_extra={"written": "an http:// or https:// URL"},
     )
     trusted_proxies: list[Network] = Field(
         default=[],
-        **meaning(
+        description=(
             "Proxies whose X-Forwarded-For and X-Forwarded-Proto are believed. None by "
-            "default, so a client's address is the one its connection came from (the sign-in "
-            "throttle counts by it) whatever headers it sends.",
-            "a list of addresses or networks (10.0.0.0/8)",
+            "default, so a client's address is the one its connection came from (the "
+            "sign-in throttle counts by it) whatever headers it sends."
         ),
+        json_schema_extra={"written": "a list of addresses or networks (10.0.0.0/8)"},
     )
     max_answer_bytes: int = Field(
         default=4_000_000,
         ge=1,
-        **meaning("A seat whose answer is longer ends as an error (reading stops there)."),
+        description="A seat whose answer is longer ends as an error (reading stops there).",
     )
     max_panels_in_flight: int = Field(
         default=256,
         ge=1,
-        **meaning(
+        description=(
             "Per worker: past this many panels at once, a panel is refused with 503 and "
             "Retry-After, nobody seated."
         ),
@@ -174,26 +174,26 @@ class GatewaySettings(Section):
     max_seats_in_flight: int = Field(
         default=2048,
         ge=1,
-        **meaning("Per worker: the same bound, counted in seats."),
+        description="Per worker: the same bound, counted in seats.",
     )
     max_messages: int = Field(
         default=1000,
         ge=1,
-        **meaning("A request with more messages than this is refused by name."),
+        description="A request with more messages than this is refused by name.",
     )
     route_explore: float = Field(
         default=0.25,
         ge=0,
         le=1,
-        **meaning(
-            "Route mode: the share of new conversations given to a member other than the "
-            "best by verdicts, so every member keeps being tried."
+        description=(
+            "Route mode: the share of new conversations given to a member other than "
+            "the best by verdicts, so every member keeps being tried."
         ),
     )
     first_token_s: float = Field(
         default=10.0,
         gt=0,
-        **meaning(
+        description=(
             "Route mode: the wait for a member's first piece (text, a tool call, or "
             "reasoning) before the turn goes to the next member."
         ),
@@ -202,72 +202,71 @@ class GatewaySettings(Section):
         default=3,
         ge=1,
         le=10,
-        **meaning("Route mode: how many members a turn is tried on before it fails."),
+        description="Route mode: how many members a turn is tried on before it fails.",
     )
     route_wait_s: float = Field(
         default=3.0,
         ge=0,
         le=60,
-        **meaning(
-            "Route mode: a 429 on the conversation's member stating a wait this short is "
-            "waited out and the member asked again, once; a longer one fails over at once. "
-            "0: always fail over at once."
+        description=(
+            "Route mode: a 429 on the conversation's member stating a wait this short "
+            "is waited out and the member asked again, once; a longer one fails over at "
+            "once. 0: always fail over at once."
         ),
     )
     stall_s: float = Field(
         default=30.0,
         gt=0,
-        **meaning(
-            "Route mode: a member's stream silent this long mid-answer has stalled, and is "
-            "continued on the next member."
+        description=(
+            "Route mode: a member's stream silent this long mid-answer has stalled, and "
+            "is continued on the next member."
         ),
     )
     route_stream_max_s: float = Field(
         default=600.0,
         gt=0,
-        **meaning("Route mode: a stream still going after this long ends with an error."),
+        description="Route mode: a stream still going after this long ends with an error.",
     )
     quota_day_tz: Annotated[str, AfterValidator(time_zone)] = Field(
         default="UTC",
-        **meaning(
-            "The time zone whose midnight starts a new quota day (for `rpd` caps and daily "
-            "limits).",
-            "a time zone name such as UTC or Europe/Paris",
+        description=(
+            "The time zone whose midnight starts a new quota day (for `rpd` caps and daily limits)."
         ),
+        json_schema_extra={"written": "a time zone name such as UTC or Europe/Paris"},
     )
     pace_wait_s: float = Field(
         default=0.0,
         ge=0,
-        **meaning(
-            "A member at its rpm cap whose next slot frees within this long is waited for "
-            "rather than replaced by a reserve. 0: replaced at once."
+        description=(
+            "A member at its rpm cap whose next slot frees within this long is waited "
+            "for rather than replaced by a reserve. 0: replaced at once."
         ),
     )
     spill_dir: str = Field(
         default="data/spill",
         min_length=1,
-        **meaning(
-            "While the store cannot take seat rows (PostgreSQL down, a full disk), they wait "
-            "in a file per worker in this folder (relative to the config file) and are "
-            "written once it can.",
-            "a folder",
+        description=(
+            "While the store cannot take seat rows (PostgreSQL down, a full disk), they "
+            "wait in a file per worker in this folder (relative to the config file) and "
+            "are written once it can."
         ),
+        json_schema_extra={"written": "a folder"},
     )
     spill_max_mb: float = Field(
         default=1024.0,
         gt=0,
-        **meaning(
-            "Per worker: past this much waiting in spill_dir, new panels are refused (503) "
-            "until it is written."
+        description=(
+            "Per worker: past this much waiting in spill_dir, new panels are refused "
+            "(503) until it is written."
         ),
     )
     upstream_reader: Reader = Field(
         default="auto",
-        **meaning(
+        description=(
             "Who reads the answers of OpenAI-compatible providers: the gateway itself "
-            "(`direct`, at a fraction of the CPU), litellm (`litellm`), or `auto`: direct "
-            "where litellm treats the provider as OpenAI-compatible, litellm otherwise. A "
-            "model's own `upstream_reader` wins."
+            "(`direct`, at a fraction of the CPU), litellm (`litellm`), or `auto`: "
+            "direct where litellm treats the provider as OpenAI-compatible, litellm "
+            "otherwise. A model's own `upstream_reader` wins."
         ),
     )
 
@@ -281,47 +280,47 @@ class LifecycleSettings(Section):
     failures_to_bench: int = Field(
         default=3,
         ge=1,
-        **meaning(
-            "Transient failures in a row (5xx, timeouts, empty answers) that bench a model. "
-            "A refused key (401) or an entitlement failure benches it at once."
+        description=(
+            "Transient failures in a row (5xx, timeouts, empty answers) that bench a "
+            "model. A refused key (401) or an entitlement failure benches it at once."
         ),
     )
     backoff_min_s: float = Field(
         default=5.0,
         ge=0,
-        **meaning("How long after being benched a model is first tried again."),
+        description="How long after being benched a model is first tried again.",
     )
     backoff_max_s: float = Field(
         default=60.0,
         ge=0,
-        **meaning("Each failed trial doubles the wait, up to this."),
+        description="Each failed trial doubles the wait, up to this.",
     )
     confirm_after_s: float = Field(
         default=600.0,
         ge=0,
-        **meaning(
-            "A model that says it is gone (404) or no longer free is retired only once the "
-            "gateway's own probe confirms it this long later."
+        description=(
+            "A model that says it is gone (404) or no longer free is retired only once "
+            "the gateway's own probe confirms it this long later."
         ),
     )
     reprobe_s: float = Field(
         default=86400.0,
         gt=0,
-        **meaning("How often a retired model is asked again."),
+        description="How often a retired model is asked again.",
     )
     auto_retire: bool = Field(
         default=True,
-        **meaning("false: gone or paywalled models are benched, never retired."),
+        description="false: gone or paywalled models are benched, never retired.",
     )
     expiry_warn_days: float = Field(
         default=7.0,
         ge=0,
-        **meaning(
+        description=(
             "A model whose provider's listing states an end date this close is named as an action."
         ),
     )
     listing_s: float = Field(
         default=21600.0,
         gt=0,
-        **meaning("How often a connection's model listing (`GET /models`) is read."),
+        description="How often a connection's model listing (`GET /models`) is read.",
     )

@@ -155,10 +155,3 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
     what: ClassVar[str] = "a mapping"
-
-
-def meaning(text: str, written: str | None = None) -> Any:
-    """A key's meaning, for check-config's readers and the config reference
-    (docs/config-reference.md, made by gateway/config/reference.py); *written*: how its value
-    is written, where its type alone does not say."""
-    return {"description": " ".join(text.split()), "json_schema_extra": {"written": written}}
