@@ -30,8 +30,12 @@ def tree(text: str) -> yaml.Node | None:
 def written_twice(root: yaml.Node | None) -> list[str]:
     """Each key written twice in one mapping, by its path and both lines."""
     problems: list[str] = []
+    seen: set[int] = set()  # an alias makes a node reachable twice, or from itself
 
     def walk(node: yaml.Node, path: str) -> None:
+        if id(node) in seen:
+            return
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             first: dict[Any, int] = {}
             for key, value in node.value:
