@@ -136,7 +136,8 @@ def test_the_python_backup_copies_the_live_store(tmp_path, demo):
 
 
 def test_a_restore_puts_the_backup_in_place_without_the_old_wal(tmp_path, demo):
-    served = a_folder(tmp_path / "served", demo) if (tmp_path / "served").mkdir() is None else None
+    (tmp_path / "served").mkdir()
+    served = a_folder(tmp_path / "served", demo)
     assert sh(BLOCKS["backup"], served).returncode == 0
     folder = tmp_path / "restored"
     (folder / "data").mkdir(parents=True)
