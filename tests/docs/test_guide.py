@@ -63,7 +63,7 @@ def a_folder(tmp_path: Path, demo: Demo | None = None) -> Path:
 
 def test_every_block_is_run_here():
     ran = {"providers.yaml", "keys", "check", "serve", "backup", "backup-python", "restore",
-           "store-copy", "behind-a-proxy", "nginx"}  # fmt: skip
+           "store-copy", "behind-a-proxy", "nginx", "refused"}  # fmt: skip
     assert set(BLOCKS) == ran, "a titled block of docs/guide.md no test here runs"
 
 
@@ -216,3 +216,36 @@ def test_behind_nginx_with_tls_the_gateway_answers_its_public_host_with_a_key(tm
             assert "bench/trio" in keyed.stdout, keyed.stdout
         finally:
             nginx.stop()
+
+
+# The guide's config with one slip each, as `refused` shows them, in its order.
+SLIPS = [
+    lambda t: t.replace(
+        "api_key: os.environ/GROQ_API_KEY}\n    bench: {connection: groq, role: general",
+        "api_key: $GROQ_API_KEY}\n    bench: {connection: groq, role: general",
+    ),
+    lambda t: t.replace(
+        "    litellm_params: {model: mistral/codestral-latest, "
+        "api_key: os.environ/MISTRAL_API_KEY}\n",
+        "    litellm_params:\n    model: mistral/codestral-latest\n"
+        "    api_key: os.environ/MISTRAL_API_KEY\n",
+    ),
+    lambda t: t.replace("    members: [llama-70b, groq-llama]\n", "").replace(
+        "    shape: design\n", "    shape: design\n  members: [llama-70b, groq-llama]\n"
+    ),
+    lambda t: t.replace(
+        "gateway:\n", "  reviewers:\n    members: [groq-8b, codestral]\ngateway:\n", 1
+    ),
+]
+
+
+@pytest.mark.parametrize("slip", range(len(SLIPS)))
+def test_each_refusal_the_guide_shows_is_what_check_config_says(tmp_path, slip):
+    written = SLIPS[slip](BLOCKS["providers.yaml"])
+    assert written != BLOCKS["providers.yaml"]
+    folder = a_folder(tmp_path)
+    (folder / "config" / "providers.yaml").write_text(written)
+    done = sh(BLOCKS["check"], folder, **{name: "test-key" for name in KEYS})
+    assert done.returncode == 1
+    shown = BLOCKS["refused"].splitlines()[slip]
+    assert done.stderr.splitlines()[1:] == [shown], done.stderr
