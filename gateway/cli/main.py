@@ -199,9 +199,10 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
     say(f"config {Path(path)} is valid")
     for alias, why in config.unready.items():
         print(f"warning: model {alias}: {why}; it is benched until it is", file=err)
-    ignored = _litellm_sections(path)
-    if ignored:
-        say(f"ignored (LiteLLM proxy settings, not used by the bench): {', '.join(ignored)}")
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=err)
+    for note in config.notes:
+        say(note)
     say(f"store: {config.store}")
     say(f"state: {config.state or 'in this gateway (shared memory between its workers)'}")
     say("gateway:")
@@ -242,15 +243,6 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
             f" reply={c.reply}  {c.description}"
         )
     return 0
-
-
-def _litellm_sections(path: str) -> list[str]:
-    import yaml
-
-    from gateway.config.schema import LITELLM_SECTIONS
-
-    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    return [name for name in LITELLM_SECTIONS if name in raw]
 
 
 def _as_yaml(value: object) -> str:

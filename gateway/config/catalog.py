@@ -135,8 +135,17 @@ def read_collections(
     raw: Any, aliases: set[Any] | None, shapes: set[str], problems: list[str]
 ) -> list[Collection]:
     out = []
+    above = None
     for name, value in items(raw, "collections", problems):
         loc: tuple[str | int, ...] = ("collections", name)
+        if name in CollectionSpec.model_fields and not isinstance(value, dict):
+            under = f"{above}:" if above else "its collection"
+            problems.append(
+                f"{where(loc)}: a collection's {name}, written one level too far out (where "
+                f"collections are named): indent it under {under}"
+            )
+            continue
+        above = name
         if name == ROUTER_PANEL or not plain_name(name):
             what = "reserved for the router's panel" if name == ROUTER_PANEL else "not a plain name"
             problems.append(f"{where(loc)}: the collection name {name!r} is {what}")

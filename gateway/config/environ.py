@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from gateway.config.slips import shell_advice, shell_variable
 from gateway.config.words import where
 
 ENV_PREFIX = "os.environ/"
@@ -23,6 +24,10 @@ def resolve_services(
     out = dict(raw)
     for section in ("store", "state"):
         written = out.get(section)
+        if shell_variable(written) is not None:
+            resolve(written, (section,), env, [], problems)
+            del out[section]  # named once, as a shell variable; not again as a malformed URL
+            continue
         if not (isinstance(written, str) and written.startswith(ENV_PREFIX)):
             continue
         found = len(problems)
@@ -43,6 +48,12 @@ def resolve(
     secrets: list[str],
     problems: list[str],
 ) -> Any:
+    """*value*, read from *env* when it says `os.environ/NAME` (left as written when *env* is
+    None); a shell-style `${NAME}` is named, since it would be sent as those very characters."""
+    shell = shell_variable(value)
+    if shell is not None:
+        problems.append(f"{where(loc)}: {shell_advice(value, shell)}")
+        return value
     if env is not None and isinstance(value, str) and value.startswith(ENV_PREFIX):
         name = value[len(ENV_PREFIX) :]
         if name not in env:

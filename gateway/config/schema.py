@@ -9,286 +9,119 @@ connections) are checked in catalog.py.
 
 from __future__ import annotations
 
-import ipaddress
-import re
-import zoneinfo
-from typing import Annotated, Any, ClassVar, Literal, get_args
-from urllib.parse import SplitResult, urlsplit
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator
-from pydantic_core import PydanticCustomError
+from pydantic import AfterValidator, ConfigDict, Field, PlainValidator
 
-from gateway.config.words import PLAIN_NAME, got
-from routing import ROLES
+from gateway.config.serving import GatewaySettings, LifecycleSettings, SuiteSettings
+from gateway.config.values import (
+    IGNORED,
+    Name,
+    Positive,
+    Reader,
+    Role,
+    Section,
+    fail,
+    listing,
+    plain_name,
+    state_url,
+    store_url,
+    tag,
+)
 
-_TAG = re.compile(r"^[a-z][a-z0-9-]*$")
-_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
-
-Role = Literal["general", "code", "light", "vision", "image"]
-assert get_args(Role) == ROLES, "the roles here and in routing must be the same"
-
-
-def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
-    return PydanticCustomError(kind, message, ctx)
-
-
-def plain_name(value: str) -> bool:
-    return bool(PLAIN_NAME.match(value))
+__all__ = ["GatewaySettings", "LifecycleSettings", "SuiteSettings", "plain_name"]
 
 
-def _plain_name(value: str) -> str:
-    if not plain_name(value):
-        raise _fail(
-            "name", "must be a plain name (letters, digits, '.', '_', '-'), got {v}", v=got(value)
-        )
-    return value
+class ConnectionSpec(Section):
+    what: ClassVar[str] = "a mapping of rpm, rpd, preferred, cool_together, listing"
 
-
-def _tag(value: str) -> str:
-    if not _TAG.match(value):
-        raise _fail("tag", "must be a lower-case word (a-z, 0-9, '-'), got {v}", v=got(value))
-    return value
-
-
-def _host_name(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-        return True
-    except ValueError:
-        return all(_LABEL.match(label) for label in host.rstrip(".").split("."))
-
-
-def _parts(url: str) -> SplitResult | None:
-    """*url* split, if its host is a host name or an address and its port a port; else None."""
-    try:
-        parts = urlsplit(url)
-        _ = parts.port  # raises ValueError when not a port
-    except ValueError:
-        return None
-    host = parts.hostname
-    return parts if host and _host_name(host) and parts.username is None else None
-
-
-def _host(value: str) -> str:
-    """`name` or `name:port` (a name without a port matches on any port); IPv6 in brackets."""
-    parts = _parts("//" + value)
-    if parts is None or parts.path or parts.query or parts.fragment:
-        raise _fail("host", "must be a host name, optionally with :port, got {v}", v=got(value))
-    return value
-
-
-def _url(value: str, *, origin: bool) -> str:
-    parts = _parts(value)
-    if parts is None or parts.scheme not in ("http", "https"):
-        ok = False
-    else:
-        ok = not (origin and (parts.path or parts.query or parts.fragment))
-    if ok:
-        return value
-    if origin:
-        raise _fail(
-            "origin",
-            "must be an origin like http://localhost:3000 (no path), got {v}",
-            v=got(value),
-        )
-    raise _fail("url", "must be an http:// or https:// URL with a host, got {v}", v=got(value))
-
-
-def _time_zone(value: str) -> str:
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise _fail(
-            "zone", "must be a time zone name such as UTC or Europe/Paris, got {v}", v=got(value)
-        ) from None
-    return value
-
-
-def _workers(value: Any) -> int | str:
-    if value == "auto":
-        return "auto"
-    if type(value) is int and value >= 1:  # (not a bool, not a float)
-        return value
-    raise _fail("workers", "expected a whole number of at least 1, or auto, got {v}", v=got(value))
-
-
-def _store(value: Any) -> str:
-    if isinstance(value, str):
-        if value.startswith("sqlite:///") and len(value) > len("sqlite:///"):
-            return value
-        if value.startswith(("postgresql://", "postgres://")) and urlsplit(value).hostname:
-            return value
-    raise _fail(
-        "store",
-        "expected sqlite:///PATH or postgresql://user:pass@host:port/db, got {v}",
-        v=got(value),
+    rpm: Positive | None = Field(
+        default=None,
+        description="Requests a minute, shared by every model on the connection.",
+    )
+    rpd: Positive | None = Field(
+        default=None,
+        description=(
+            "Requests a day (the day in `gateway.quota_day_tz`), shared by every model "
+            "on the connection."
+        ),
+    )
+    preferred: bool = Field(
+        default=False,
+        description=(
+            "A tie-break only: between models of equal standing, those on a preferred "
+            "connection are seated first (a paid plan, a faster host)."
+        ),
+    )
+    cool_together: bool = Field(
+        default=False,
+        description=(
+            "A 429 on one of its models cools them all (one account's limit, not a model's)."
+        ),
+    )
+    listing: Annotated[bool | str | None, PlainValidator(listing)] = Field(
+        default=None,
+        description=(
+            "Read its provider's model listing (`GET /models`): unset, where the provider is "
+            "known to serve one (OpenRouter, Groq, NVIDIA, Mistral, ...); true, at "
+            "{api_base}/models; false, never; or the listing's own URL."
+        ),
+        json_schema_extra={"written": "true, false or a URL"},
     )
 
 
-def _listing(value: Any) -> bool | str:
-    """A connection's `listing`: true, false, or the URL of its listing (contract §19)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return _url(value, origin=False)
-    raise _fail("listing", "expected true, false or the listing's URL, got {v}", v=got(value))
-
-
-def _state(value: Any) -> str:
-    if isinstance(value, str) and value.startswith(("redis://", "rediss://")):
-        if urlsplit(value).hostname:
-            return value
-    raise _fail("state", "expected redis://host:port/db, got {v}", v=got(value))
-
-
-def _network(value: str) -> str:
-    try:
-        ipaddress.ip_network(value, strict=False)
-    except ValueError:
-        raise _fail(
-            "trusted_proxies", "expected an IP address or network (10.0.0.0/8), got {v}", v=value
-        ) from None
-    return value
-
-
-Name = Annotated[str, AfterValidator(_plain_name)]
-Network = Annotated[str, AfterValidator(_network)]
-Host = Annotated[str, AfterValidator(_host)]
-Origin = Annotated[str, AfterValidator(lambda v: _url(v, origin=True))]
-Url = Annotated[str, AfterValidator(lambda v: _url(v, origin=False))]
-Positive = Annotated[int, Field(ge=1)]
-Reader = Literal["auto", "litellm", "direct"]
-
-
-class _Section(BaseModel):
-    """Strict: `5` is not `"5"`, `true` is not `1`; a whole number is a valid float."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
-    what: ClassVar[str] = "a mapping"
-
-
-class GatewaySettings(_Section):
-    what: ClassVar[str] = "a mapping of gateway settings"
-
-    max_calls: int = Field(default=5, ge=1, le=10)
-    max_explorers: int = Field(default=2, ge=0, le=2)
-    reserves: int = Field(default=2, ge=0, le=5)
-    seat_timeout_s: float = Field(default=300.0, ge=0)
-    require_keys: bool = False
-    # The dashboard shows seats as Seat A, B, C... with no model named until each is judged, and
-    # records such verdicts with `"blind": true` (contract §13, Judging).
-    blind_judging: bool = False
-    cooldown_default_s: float = Field(default=60.0, ge=0)
-    cooldown_max_s: float = Field(default=3600.0, ge=0)
-    max_body_bytes: int = Field(default=20_000_000, ge=0)
-    # A request body must have arrived this long after its head (else 408, connection closed).
-    body_timeout_s: float = Field(default=30.0, gt=0)
-    keepalive_s: float = Field(default=10.0, ge=0)
-    # On SIGTERM: how long running panels may take to finish.
-    drain_timeout_s: float = Field(default=30.0, ge=0)
-    # Stream each panel seat's upstream call? A panel sends a seat's section only when the seat
-    # has finished, so streaming gains it nothing but litellm's CPU per chunk (~2.5x a plain
-    # call's, and ~0.7 ms per chunk on the event loop): "auto" and "never" do not stream panel
-    # seats, even for streamed panels; "always" streams them, for first-token times.
-    stream_seats: Literal["auto", "always", "never"] = "auto"
-    workers: Annotated[int | str, PlainValidator(_workers)] = "auto"
-    allowed_hosts: list[Host] = []
-    allowed_origins: list[Origin] = []
-    public_url: Url | None = None
-    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or networks):
-    # none by default, so a client's own address is the one the connection came from (the
-    # sign-in throttle counts by it) whatever headers it sends.
-    trusted_proxies: list[Network] = []
-    # A seat whose answer is longer ends as an error (reading stops there).
-    max_answer_bytes: int = Field(default=4_000_000, ge=1)
-    # Per worker; beyond either, a panel is refused with 503 and Retry-After, nobody seated.
-    max_panels_in_flight: int = Field(default=256, ge=1)
-    max_seats_in_flight: int = Field(default=2048, ge=1)
-    max_messages: int = Field(default=1000, ge=1)
-    route_explore: float = Field(default=0.25, ge=0, le=1)
-    # Route mode: the wait for a member's first piece (text, a tool call, or reasoning) before
-    # the turn goes to the next; the last member left waits seat_timeout_s (docs/reliability.md)
-    first_token_s: float = Field(default=10.0, gt=0)
-    route_tries: int = Field(default=3, ge=1, le=10)
-    # Route mode: a 429 on the conversation's member stating a wait this short (and shorter than
-    # its wait for a first piece) is waited out and the member asked again, once; a longer one
-    # fails over at once. 0: always fail over at once.
-    route_wait_s: float = Field(default=3.0, ge=0, le=60)
-    # Route mode: a member's stream silent this long mid-answer has stalled (it is continued on
-    # the next member); a route stream still going after route_stream_max_s ends with an error.
-    stall_s: float = Field(default=30.0, gt=0)
-    route_stream_max_s: float = Field(default=600.0, gt=0)
-    quota_day_tz: Annotated[str, AfterValidator(_time_zone)] = "UTC"
-    pace_wait_s: float = Field(default=0.0, ge=0)
-    # While the store cannot take seat rows (PostgreSQL down; a SQLite file on a full disk,
-    # deleted or replaced), they wait in a file per worker in this folder (relative to the
-    # config file), up to spill_max_mb per worker; past that, new panels are refused (503)
-    # until they are written. (On another disk than a SQLite store, it outlasts a full one.)
-    spill_dir: str = Field(default="data/spill", min_length=1)
-    spill_max_mb: float = Field(default=1024.0, gt=0)
-    # Who reads the answers of OpenAI-compatible providers: the gateway itself (`direct`: litellm
-    # builds the request, the gateway sends it and parses the answer, at a fraction of the CPU),
-    # litellm (`litellm`), or `auto`: direct where litellm treats the provider as OpenAI-
-    # compatible, litellm otherwise. A model's own `upstream_reader` overrides this one.
-    upstream_reader: Reader = "auto"
-
-
-class LifecycleSettings(_Section):
-    """How the bench keeps itself (contract §18): when a failing model is benched, when it is
-    tried again, when a withdrawn one is retired and asked again."""
-
-    what: ClassVar[str] = "a mapping of lifecycle settings"
-
-    failures_to_bench: int = Field(default=3, ge=1)  # transient failures in a row
-    backoff_min_s: float = Field(default=5.0, ge=0)  # a benched model's first trial
-    backoff_max_s: float = Field(default=60.0, ge=0)  # each failed trial doubles, up to this
-    confirm_after_s: float = Field(default=600.0, ge=0)  # gone/paywalled: the second look
-    reprobe_s: float = Field(default=86400.0, gt=0)  # a retired model asked again
-    auto_retire: bool = True  # false: gone/paywalled models are benched, never retired
-    expiry_warn_days: float = Field(default=7.0, ge=0)
-    listing_s: float = Field(default=21600.0, ge=0)  # the providers' listings; 0: never read
-
-
-class SuiteSettings(_Section):
-    """The suite of known-answer tasks (contract §20): where the user's own tasks are, how much
-    of a model's limits it may take, how often it runs by itself, and what onboarding asks."""
-
-    what: ClassVar[str] = "a mapping of suite settings"
-
-    dir: str | None = None  # the user's own tasks, relative to the config's folder
-    share: float = Field(default=0.5, gt=0, le=1)  # of a model's rpm and rpd, at most
-    schedule_s: float = Field(default=0.0, ge=0)  # 0: never by itself
-    quick: int = Field(default=8, ge=1)  # the quick set's size, spread over the kinds
-    prior_weight: float = Field(default=5.0, ge=0)  # suite accuracy as this many verdicts
-    onboard: bool = True  # a model new to a running bench gets the quick set
-
-
-class ConnectionSpec(_Section):
-    what: ClassVar[str] = "a mapping of rpm, rpd, preferred, cool_together, listing"
-
-    rpm: Positive | None = None
-    rpd: Positive | None = None
-    preferred: bool = False
-    cool_together: bool = False
-    # read its provider's `GET /models` (contract §19): None, as its provider is known to serve
-    # one; true, at {api_base}/models; false, never; or the listing's own URL
-    listing: Annotated[bool | str | None, PlainValidator(_listing)] = None
-
-
-class BenchFacts(_Section):
+class BenchFacts(Section):
     what: ClassVar[str] = "a mapping of the bench's facts (connection, role, ...)"
 
-    connection: str | None = None
-    role: Role = "general"
-    family: str = ""
-    context_window: Positive | None = None
-    ad_hoc: bool = False
-    rpm: Positive | None = None
-    rpd: Positive | None = None
-    vision: bool = False  # reads images though its role is not vision
+    connection: str | None = Field(
+        default=None,
+        description=(
+            "The connection the model is on (a name under `connections:`). Unset: the "
+            "host of its api_base, else its provider (`groq/...` is on `groq`)."
+        ),
+        json_schema_extra={"written": "a connection's name"},
+    )
+    role: Role = Field(
+        default="general",
+        description=(
+            "What the model is for; a shape seats members by role (`review` seats "
+            "general and code models)."
+        ),
+    )
+    family: str = Field(
+        default="",
+        description=(
+            "Models of one family are not seated twice on a panel, for independent "
+            "opinions. Unset: its served name, normalised (`vendor/Inkling:free` is "
+            "`inkling`)."
+        ),
+    )
+    context_window: Positive | None = Field(
+        default=None,
+        description=(
+            "Tokens the model takes; a prompt it cannot hold is not sent to it. Unset: "
+            "litellm's figure, else learned from the provider's refusals."
+        ),
+    )
+    ad_hoc: bool = Field(
+        default=False,
+        description=(
+            "Seated only when a request names it (`with` in the body, or "
+            "`X-Panel-With`), never as an explorer or a reserve."
+        ),
+    )
+    rpm: Positive | None = Field(
+        default=None, description="This model's own requests a minute (beside its connection's)."
+    )
+    rpd: Positive | None = Field(
+        default=None, description="This model's own requests a day (beside its connection's)."
+    )
+    vision: bool = Field(
+        default=False, description="It reads images, though its role is not vision."
+    )
 
 
-class LitellmParams(_Section):
+class LitellmParams(Section):
     """Handed to litellm as-is: any key passes, but `model` is needed to know what to call."""
 
     model_config = ConfigDict(extra="allow")
@@ -297,55 +130,163 @@ class LitellmParams(_Section):
     model: str
 
 
-class ModelEntry(_Section):
+class ModelEntry(Section):
     what: ClassVar[str] = "a mapping with model_name and litellm_params"
 
-    model_name: Name
-    litellm_params: LitellmParams
-    bench: BenchFacts | None = None
-    model_info: dict[str, Any] | None = None  # LiteLLM's own; accepted so its configs paste in
-    upstream_reader: Reader | None = None  # this model's, else gateway.upstream_reader
+    model_name: Name = Field(
+        description=(
+            "The model's alias on the bench: what collections, records and verdicts name."
+        ),
+        json_schema_extra={"written": "a plain name (letters, digits, '.', '_', '-')"},
+    )
+    litellm_params: LitellmParams = Field(
+        description=(
+            "Handed to litellm as written: `model` (litellm's provider string, "
+            "`groq/llama-3.3-70b-versatile`), `api_base`, `api_key: os.environ/NAME`, "
+            "and any other litellm parameter. A LiteLLM proxy's `rpm` becomes "
+            "`bench.rpm`; its `tpm` is ignored."
+        ),
+        json_schema_extra={"written": "a mapping with model"},
+    )
+    bench: BenchFacts | None = Field(
+        default=None,
+        description="The bench's own facts about the model (below).",
+        json_schema_extra={"written": "a mapping"},
+    )
+    model_info: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "LiteLLM's own (accepted so its configs paste in); `supports_vision: true` "
+            "is read as `bench.vision`."
+        ),
+        json_schema_extra={"written": "a mapping"},
+    )
+    upstream_reader: Reader | None = Field(
+        default=None,
+        description="This model's reader, else `gateway.upstream_reader`.",
+    )
 
 
 def _distinct(members: list[str]) -> list[str]:
     twice = sorted({m for m in members if members.count(m) > 1})
     if twice:
-        raise _fail("twice", "lists {names} more than once", names=", ".join(map(repr, twice)))
+        raise fail("twice", "lists {names} more than once", names=", ".join(map(repr, twice)))
     return members
 
 
-class CollectionSpec(_Section):
+class CollectionSpec(Section):
     what: ClassVar[str] = "a mapping with members"
 
-    members: Annotated[list[str], AfterValidator(_distinct)] = []
-    description: str = Field(default="", max_length=300)
-    tags: list[Annotated[str, AfterValidator(_tag)]] = Field(default=[], max_length=8)
-    shape: str | None = None
-    reply: Literal["panel", "merged", "route"] = "panel"
-    merger: str | None = None
+    members: Annotated[list[str], AfterValidator(_distinct)] = Field(
+        default=[],
+        description="The models seated first, by model_name.",
+        json_schema_extra={"written": "a list of model names, each once"},
+    )
+    description: str = Field(
+        default="", max_length=300, description="Shown in `/v1/models` and the dashboard."
+    )
+    tags: list[Annotated[str, AfterValidator(tag)]] = Field(
+        default=[],
+        max_length=8,
+        description="Up to 8 lower-case words, for finding collections.",
+        json_schema_extra={"written": "a list of words"},
+    )
+    shape: str | None = Field(
+        default=None,
+        description=(
+            "The roles its panels seat (a built-in shape or one under `shapes:`); a "
+            "request's `X-Panel-Shape` wins. Unset: `general`."
+        ),
+        json_schema_extra={"written": "a shape's name"},
+    )
+    reply: Literal["panel", "merged", "route"] = Field(
+        default="panel",
+        description=(
+            "What `bench/<name>` answers with: every answer side by side (`panel`), one "
+            "answer merged from them (`merged`), or one member per turn (`route`). The "
+            "suffixes `:merged` and `:route` ask for the others."
+        ),
+    )
+    merger: str | None = Field(
+        default=None,
+        description="The model that writes a merged answer. Unset: the best by verdicts.",
+        json_schema_extra={"written": "a model name"},
+    )
 
 
-class FileSections(_Section):
+class FileSections(Section):
     """The top level. Sections holding several items are checked item by item (sections.py),
     so one bad item does not hide the cross-reference problems of the others."""
 
     what: ClassVar[str] = "a mapping with model_list and collections"
 
-    model_list: list[Any] = Field(min_length=1)
-    connections: dict[Any, Any] | None = None
-    shapes: dict[Any, Any] | None = None
-    collections: dict[Any, Any] = Field(min_length=1)
-    gateway: GatewaySettings | None = None
-    lifecycle: LifecycleSettings | None = None
-    suite: SuiteSettings | None = None
-    store: Annotated[str, PlainValidator(_store)] = "sqlite:///data/records.db"
-    state: Annotated[str | None, PlainValidator(_state)] = None
+    model_list: list[Any] = Field(
+        min_length=1,
+        description="The models, in LiteLLM's shape (below).",
+        json_schema_extra={"written": "a list of models"},
+    )
+    connections: dict[Any, Any] | None = Field(
+        default=None,
+        description="What several models share upstream (below), by name.",
+        json_schema_extra={"written": "a mapping"},
+    )
+    shapes: dict[Any, Any] | None = Field(
+        default=None,
+        description=("Shapes of your own, each a list of roles, beside the built-in ones (below)."),
+        json_schema_extra={"written": "a mapping of name: [role, ...]"},
+    )
+    collections: dict[Any, Any] = Field(
+        min_length=1,
+        description="What clients ask for as `bench/<name>` (below).",
+        json_schema_extra={"written": "a mapping"},
+    )
+    gateway: GatewaySettings | None = Field(
+        default=None,
+        description="How the gateway serves (below).",
+        json_schema_extra={"written": "a mapping"},
+    )
+    lifecycle: LifecycleSettings | None = Field(
+        default=None,
+        description="How the bench keeps itself (below).",
+        json_schema_extra={"written": "a mapping"},
+    )
+    suite: SuiteSettings | None = Field(
+        default=None,
+        description="The suite of known-answer tasks (below).",
+        json_schema_extra={"written": "a mapping"},
+    )
+    store: Annotated[str, PlainValidator(store_url)] = Field(
+        default="sqlite:///data/records.db",
+        description=(
+            "Where the records are kept: a SQLite file (relative to the config file) or "
+            "PostgreSQL, for several replicas. May be written os.environ/NAME."
+        ),
+        json_schema_extra={"written": "sqlite:///PATH or postgresql://user:pass@host:port/db"},
+    )
+    state: Annotated[str | None, PlainValidator(state_url)] = Field(
+        default=None,
+        description=(
+            "Where the live state (cooldowns, rpm windows, rotation) is kept for "
+            "several replicas. Unset: in the gateway, shared by its workers."
+        ),
+        json_schema_extra={"written": "redis://host:port/db"},
+    )
     # A LiteLLM proxy config pastes in whole: its proxy-wide sections mean nothing to the bench
     # and are ignored (check-config says so), while a misspelt section of ours is still refused.
-    litellm_settings: Any = None
-    general_settings: Any = None
-    router_settings: Any = None
-    environment_variables: Any = None
+    litellm_settings: Any = Field(
+        default=None, description=IGNORED, json_schema_extra={"written": "anything"}
+    )
+    general_settings: Any = Field(
+        default=None,
+        description=IGNORED + " A `master_key` is refused: use `gateway.require_keys`.",
+        json_schema_extra={"written": "anything"},
+    )
+    router_settings: Any = Field(
+        default=None, description=IGNORED, json_schema_extra={"written": "anything"}
+    )
+    environment_variables: Any = Field(
+        default=None, description=IGNORED, json_schema_extra={"written": "anything"}
+    )
 
 
 LITELLM_SECTIONS = (

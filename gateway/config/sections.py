@@ -11,13 +11,19 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from gateway.config.schema import Shape
-from gateway.config.words import describe, got
+from gateway.config.slips import slipped
+from gateway.config.words import describe, got, where
 
 _SHAPE = TypeAdapter(Shape)
 
 
 def check(model: Any, value: Any, loc: tuple[str | int, ...], problems: list[str]) -> Any:
-    """*value* validated as *model* (a pydantic class, or Shape), or None with its problems."""
+    """*value* validated as *model* (a pydantic class, or Shape), or None with its problems.
+    Keys written one level too far out are named so, not as the unknown keys they then are."""
+    slip = slipped(value, model)
+    if slip is not None:
+        problems.append(f"{where((*loc, slip[0]))}: {slip[1]}")
+        return None
     try:
         if model is Shape:
             return _SHAPE.validate_python(value)

@@ -13,7 +13,7 @@ it is said where it is written).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,8 @@ from gateway.config.catalog import (
 )
 from gateway.config.connections import Connection, read_connections
 from gateway.config.environ import resolve_services
+from gateway.config.located import located, tree, written_twice
+from gateway.config.pasted import as_pasted
 from gateway.config.schema import (
     FileSections,
     GatewaySettings,
@@ -35,6 +37,7 @@ from gateway.config.schema import (
     SuiteSettings,
 )
 from gateway.config.sections import check, names
+from gateway.config.slips import shell_advice, shell_in_line
 from routing import Catalog, PanelLimits
 
 __all__ = [
@@ -76,6 +79,10 @@ class Config:
     unready: dict[str, str] = field(default_factory=dict)
     suite: SuiteSettings = field(default_factory=SuiteSettings)
     suite_dir: Path | None = None  # suite.dir, resolved against the config's folder
+    # what was read other than as written (a pasted LiteLLM config's sections, rpm, tpm), and
+    # what is accepted but unwise (a key written into the file): shown by check-config and serve
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def reader(self, alias: str) -> str:
         return self.readers.get(alias, self.gateway.upstream_reader)
@@ -93,23 +100,44 @@ def load_config(
     path = Path(path)
     try:
         with path.open(encoding="utf-8") as file:  # (read as a file, so errors name it)
-            raw = yaml.safe_load(file)
+            text = file.read()
+        raw = yaml.safe_load(text)
     except OSError as exc:
         raise ConfigError([f"cannot read config {path}: {exc.strerror or exc}"]) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError([f"config {path} is not UTF-8 text: {exc.reason}"]) from exc
     except yaml.YAMLError as exc:
-        raise ConfigError([f"config {path} is not valid YAML: {yaml_problem(exc)}"]) from exc
-    return parse_config(raw, base=path.parent, env=env, path=path, secrets=secrets)
+        problem = yaml_problem(exc, text)
+        raise ConfigError([f"config {path} is not valid YAML: {problem}"]) from exc
+    # Problems are named by the model and the line they are on, which only the file knows.
+    nodes = tree(text)
+    twice = written_twice(nodes)
+    try:
+        config = parse_config(raw, base=path.parent, env=env, path=path, secrets=secrets)
+    except ConfigError as exc:
+        raise ConfigError(twice + located(exc.problems, nodes)) from None
+    if twice:
+        raise ConfigError(twice)
+    return replace(
+        config,
+        notes=tuple(located(list(config.notes), nodes)),
+        warnings=tuple(located(list(config.warnings), nodes)),
+    )
 
 
-def yaml_problem(exc: yaml.YAMLError) -> str:
+def yaml_problem(exc: yaml.YAMLError, source: str = "") -> str:
     """PyYAML's error on one line, by line and column (the file is named by the caller): `line
     3, column 4: expected <block end>, but found '<block mapping start>' (while parsing a block
-    collection at line 2, column 3)`."""
+    collection at line 2, column 3)`. A `${NAME}` on that line (which YAML's flow style reads as
+    a mapping) is named for what it is."""
     if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
         return " ".join(str(exc).split())
     mark = exc.problem_mark
+    lines = source.splitlines()
+    for number in dict.fromkeys((mark.line, exc.context_mark.line if exc.context_mark else -1)):
+        shell = shell_in_line(lines[number]) if 0 <= number < len(lines) else None
+        if shell is not None:
+            return f"line {number + 1}: {shell_advice('${' + shell + '}', shell)}"
     text = f"line {mark.line + 1}, column {mark.column + 1}: {exc.problem}"
     if exc.context and exc.context_mark is not None:
         started = exc.context_mark
@@ -130,7 +158,10 @@ def parse_config(
         raise ConfigError(["the config is empty: it needs model_list and collections"])
     problems: list[str] = []
     resolved: list[str] = []
+    notes: list[str] = []
+    warnings: list[str] = []
     if isinstance(raw, dict):
+        raw = as_pasted(raw, notes, warnings, problems)
         raw = resolve_services(raw, env, resolved, problems)
     top = check(FileSections, raw, (), problems)
     if not isinstance(raw, dict):
@@ -175,6 +206,8 @@ def parse_config(
         {entries[i].model_name: why for i, why in unset.items() if i in entries},
         suite,
         _local(suite.dir, base) if suite.dir else None,
+        tuple(notes),
+        tuple(warnings),
     )
 
 

@@ -21,6 +21,7 @@ turn's failover (gateway/route/filtered.py).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ from gateway.upstream.failures import headers_of
 from gateway.upstream.params import max_output_of, supported_params
 from gateway.upstream.relay import chunks_of, close
 from routing import content_text, estimate_tokens
+
+log = logging.getLogger("bench.route")
 
 # How fast the slowest providers an agent meets read a prompt before the first token (tokens
 # per second): a 100,000-token context adds 20 s to the wait for a first piece.
@@ -173,6 +176,9 @@ async def _failed(runtime: Runtime, alias: str, exc: UpstreamError) -> Failure:
     learned = await runtime.learning.learn(alias, exc)
     until, failure = learned.until, learned.failure
     error = runtime.scrub_error(exc.message)
+    log.warning(
+        "route member %s failed (%s): %s", alias, failure.value if failure else exc.kind, error
+    )
     if isinstance(exc, UpstreamRateLimited):
         assert until is not None  # a 429 always cools its model
         left = until - now

@@ -102,3 +102,9 @@ def summary(path: str, config: Config, workers: int, state: str) -> None:
     started_log.info("  workers: %d", workers)
     started_log.info("  collections (%d): %s", len(catalog.collections), collections)
     started_log.info("  models (%d): %s", len(catalog.models), models)
+    for alias, why in config.unready.items():
+        started_log.warning("model %s: %s; it is benched until it is", alias, why)
+    for note in config.notes:
+        started_log.info("  %s", note)
+    for warning in config.warnings:
+        started_log.warning("%s", warning)

@@ -43,6 +43,9 @@ _BODY_WAIT = re.compile(
 )
 _BODY_RESET = re.compile(r"x-ratelimit-reset[\"']?\s*[:=]\s*[\"']?(\d+(?:\.\d+)?)", re.I)
 _WRAPPING = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+")
+# the provider, host and status a seat's error starts with (gateway/upstream/wording.py): the
+# cooling's why has little room (a board cell), and says them elsewhere
+_WHERE = re.compile(r"^(?:[\w.-]+ \([^()\s]*\): )?(?:\d{3} )?")
 # every header read below starts with one of these
 _STATING = ("x-ratelimit", "ratelimit", "retry-after")
 _WORDS = {"second": 1.0, "sec": 1.0, "minute": 60.0, "min": 60.0, "hour": 3600.0}
@@ -225,14 +228,22 @@ def after_429(message: str, headers: Mapping[str, str], now: float, time_zone: s
     if period is not None:
         named = f"{'daily' if period == 'day' else 'monthly'} limit ({_excerpt(message)})"
         if when is not None and when[1] > now:
-            why = f"{named}; until the stated reset"
+            why = f"{named}; {_stated(when[1] - now)}"
             return Learned(when[1], why, source or "", False, period)
         until = boundary(now, time_zone, period)
         why = f"{named}; until the next {period} ({time_zone})"
         return Learned(until, why, "body", False, period)
     if when is not None:
-        return Learned(max(now, when[1]), "rate limited (429)", source or "", True)
+        why = f"rate limited (429); {_stated(when[1] - now)}"
+        return Learned(max(now, when[1]), why, source or "", True)
     return Learned(None, "rate limited (429)", "default", True)
+
+
+def _stated(wait_s: float) -> str:
+    """The wait a 429 stated, as the cooling it applies (a day or more: until its reset)."""
+    if wait_s >= DAY_S:
+        return "until the stated reset"
+    return f"the {max(0.0, wait_s):.0f} s it stated"
 
 
 def after_success(headers: Mapping[str, str], now: float, default_s: float) -> Learned | None:
@@ -391,5 +402,5 @@ def _int(value: str | None) -> int | None:
 
 def _excerpt(message: str) -> str:
     """The provider's own words, without the exception names litellm puts before them."""
-    text = _WRAPPING.sub("", " ".join(message.split()))
-    return text if len(text) <= 60 else text[:57] + "..."
+    text = _WHERE.sub("", _WRAPPING.sub("", " ".join(message.split())))
+    return text if len(text) <= 60 else text[:57].rsplit(" ", 1)[0] + "..."

@@ -37,6 +37,7 @@ from gateway.errors import (
     UpstreamUnreachable,
 )
 from gateway.upstream.capped import AnswerTooLarge, LineTooLong, Refusal, refusal_in
+from gateway.upstream.wording import provider_at, provider_words, unreachable_words
 
 _WINDOW = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 # An image's data URL, as a provider may echo it in an error: never into a record or a log.
@@ -56,8 +57,11 @@ def call_failed(
     if (refused := refusal_in(exc)) is not None:
         return refusal(refused)
     error = classify(exc, timeout)
-    if params is not None and isinstance(error, UpstreamUnreachable):
-        error = UpstreamUnreachable(f"cannot reach {endpoint_of(params)}: {error.message}")
+    if isinstance(error, UpstreamUnreachable):
+        error.message = unreachable_words(exc)
+    if params is not None and not isinstance(error, UpstreamTimeout):
+        error.message = f"{provider_at(params)}: {error.message}"  # where to look
+    error.args = (error.message,)
     return error
 
 
@@ -95,9 +99,10 @@ def refusal(refused: Refusal) -> UpstreamError:
 def classify(exc: BaseException, timeout: float) -> UpstreamError:
     """Map a litellm/SDK exception to the gateway's tree, with the provider's HTTP status and
     error code (the SDK reads it from the error's body; its message leaves it out)."""
-    error = _kind_of(exc, timeout)
     status = getattr(exc, "status_code", None)
-    error.status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    error = _kind_of(exc, timeout, status)
+    error.status = status
     body = getattr(exc, "body", None)
     inner = body.get("error", body) if isinstance(body, dict) else None
     code = getattr(exc, "code", None) or (inner.get("code") if isinstance(inner, dict) else None)
@@ -105,9 +110,9 @@ def classify(exc: BaseException, timeout: float) -> UpstreamError:
     return error
 
 
-def _kind_of(exc: BaseException, timeout: float) -> UpstreamError:
+def _kind_of(exc: BaseException, timeout: float, status: int | None) -> UpstreamError:
     """Order matters: subclasses first."""
-    message = short(exc)
+    message = short(exc, status)
     if isinstance(exc, litellm.RateLimitError):
         return UpstreamRateLimited(message, retry_after=_retry_after(exc), headers=headers_of(exc))
     if isinstance(exc, litellm.Timeout):
@@ -185,7 +190,8 @@ def _retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def short(exc: BaseException) -> str:
-    text = _DATA_URL.sub("[image]", str(exc)).strip() or type(exc).__name__
-    text = text.removeprefix("litellm.")
+def short(exc: BaseException, status: int | None = None) -> str:
+    """The provider's words (after its status, when it gave one), briefly, without an image's
+    data."""
+    text = _DATA_URL.sub("[image]", provider_words(exc, status))
     return text if len(text) <= 500 else text[:497] + "..."

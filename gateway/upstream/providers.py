@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gateway.config.located import located, tree
 from gateway.config.settings import Config, ConfigError
 
 PROVIDERS_DOC = "https://docs.litellm.ai/docs/providers"
@@ -36,6 +37,9 @@ def check_providers(config: Config) -> None:
     # a loaded config kept every model_list entry, in order (a bad or duplicate one fails it)
     entries = enumerate(config.litellm_params.values())
     problems = provider_problems((f"model_list[{i}].litellm_params", p) for i, p in entries)
+    if problems and config.path is not None:
+        with contextlib.suppress(OSError, UnicodeDecodeError):  # (read a moment ago)
+            problems = located(problems, tree(config.path.read_text(encoding="utf-8")))
     if problems:
         raise ConfigError(problems)
 

@@ -150,7 +150,7 @@ class UpstreamSeam:
         except UpstreamError:
             raise
         except Exception as exc:
-            raise call_failed(exc, timeout) from exc
+            raise call_failed(exc, timeout, params) from exc
 
 
 @contextlib.contextmanager

@@ -100,7 +100,7 @@ MALFORMED = {
             model_list=[{"model_name": "m", "litellm_params": {"model": "os.environ/NO_SUCH_VAR"}}],
             collections={"c": {"members": ["m"]}},
         ),
-        ["model_list[0].litellm_params.model: references os.environ/NO_SUCH_VAR"],
+        ["model m: litellm_params.model: references os.environ/NO_SUCH_VAR"],
     ),
     "wrong shapes everywhere": (
         shipped_with(
@@ -140,7 +140,7 @@ def test_serve_refuses_a_model_whose_provider_litellm_does_not_know(tmp_path):
     result = run("serve", "--config", str(config), "--port", str(free_port()))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.splitlines()[1].startswith(
-        "  - model_list[0].litellm_params.model: provider 'notaprovider' is not one litellm knows"
+        "  - model kimi: litellm_params.model: provider 'notaprovider' is not one litellm knows"
     )
 
 

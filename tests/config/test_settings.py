@@ -172,18 +172,20 @@ def test_an_unknown_provider_is_a_config_problem_naming_its_path_and_the_closest
     lines = err.splitlines()
     assert lines[0] == "bench-gateway: the config has 4 problem(s):"
     assert lines[1].startswith(
-        "  - model_list[0].litellm_params.model: provider 'notaprovider' is not one litellm "
+        "  - model kimi: litellm_params.model: provider 'notaprovider' is not one litellm "
         "knows (the closest: "
     )
+    written = (tmp_path / "bench.yaml").read_text().splitlines()
+    line = next(n for n, text in enumerate(written, 1) if "model: opena/glm-5.2" in text)
     assert lines[2] == (
-        "  - model_list[1].litellm_params.model: provider 'opena' is not one litellm knows; "
-        "did you mean 'openai' or 'opensearch' or 'openai_like'?"
+        "  - model glm: litellm_params.model: provider 'opena' is not one litellm knows; "
+        f"did you mean 'openai' or 'opensearch' or 'openai_like'? (line {line})"
     )
     assert lines[3].startswith(
-        "  - model_list[2].litellm_params.model: litellm cannot tell the provider of "
+        "  - model qwen-coder: litellm_params.model: litellm cannot tell the provider of "
         "'qwen3-coder': write it provider/model (openai/qwen3-coder for an OpenAI-compatible"
     )
-    assert "model_list[3].litellm_params.model: custom_llm_provider 'groqq'" in lines[4]
+    assert "model deepseek: litellm_params.model: custom_llm_provider 'groqq'" in lines[4]
     assert "did you mean 'groq'" in lines[4]
 
 
@@ -645,6 +647,10 @@ def run_check_config(raw, tmp_path) -> tuple[int, str, str]:
 
 
 def named(path: tuple, err: str) -> bool:
+    """Named by its path; under a model entry, by the model's name and the path within it."""
+    if path[0] == "model_list" and len(path) > 2 and path[2] != "model_name":
+        name = full_raw()["model_list"][path[1]]["model_name"]
+        return f"  - model {name}: {where(path[2:])}: " in err
     return f"  - {where(path)}: " in err
 
 

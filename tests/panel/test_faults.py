@@ -101,7 +101,7 @@ def test_a_refused_connection_is_a_connection_error_naming_the_host_and_port(mak
     completion, _ = gw.ask("bench/duo")
     alpha = completion.model_extra["bench"]["seats"][0]
     assert alpha["status"] == "error"
-    assert f"cannot reach 127.0.0.1:{port}" in alpha["error"]
+    assert alpha["error"] == f"openai (127.0.0.1:{port}): connection refused"
     record = gw.http.get(f"/bench/calls/{alpha['call']}").json()
     assert record["error_class"] == "connection"
     assert f"127.0.0.1:{port}" in record["error"]
