@@ -366,5 +366,7 @@ class SuiteSettings(Section):
     )
     onboard: bool = Field(
         default=True,
-        description="A model new to a running bench (added, or in a reloaded config) gets the quick set.",
+        description=(
+            "A model new to a running bench (added, or in a reloaded config) gets the quick set."
+        ),
     )
