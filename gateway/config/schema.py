@@ -22,7 +22,7 @@ from gateway.config.values import (
     Role,
     Section,
     fail,
-    listing,
+    listing_value,
     plain_name,
     state_url,
     store_url,
@@ -59,7 +59,7 @@ class ConnectionSpec(Section):
             "A 429 on one of its models cools them all (one account's limit, not a model's)."
         ),
     )
-    listing: Annotated[bool | str | None, PlainValidator(listing)] = Field(
+    listing: Annotated[bool | str | None, PlainValidator(listing_value)] = Field(
         default=None,
         description=(
             "Read its provider's model listing (`GET /models`): unset, where the provider is "

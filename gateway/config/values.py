@@ -130,7 +130,7 @@ def state_url(value: Any) -> str:
     raise fail("state", "expected redis://host:port/db, got {v}", v=got(value))
 
 
-def listing(value: Any) -> bool | str:
+def listing_value(value: Any) -> bool | str:
     """A connection's `listing`: true, false, or the URL of its listing."""
     if isinstance(value, bool):
         return value
