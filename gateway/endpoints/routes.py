@@ -40,6 +40,7 @@ from gateway.endpoints.records import (
     post_pending,
     post_verdict,
 )
+from gateway.endpoints.reload import reload_config
 from gateway.openapi import describe
 from gateway.replies import JSONResponse
 
@@ -116,6 +117,7 @@ ROUTES = [
     Route("/bench/models/{alias}/retire", retire_model, methods=["POST"]),
     Route("/bench/models/{alias}/restore", restore_model, methods=["POST"]),
     Route("/bench/health", bench_health, methods=["GET"]),
+    Route("/bench/reload", reload_config, methods=["POST"]),
     Route("/bench/pending", post_pending, methods=["POST"]),
     Route("/bench/usage", bench_usage, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),

@@ -11,7 +11,16 @@ records' fields), records (their bounds), config, access (a key's name).
 
 from __future__ import annotations
 
-from gateway.openapi import anthropic, common, dashboard, figures, ollama_gemini, openai, records
+from gateway.openapi import (
+    anthropic,
+    common,
+    dashboard,
+    figures,
+    ollama_gemini,
+    openai,
+    records,
+    reload,
+)
 from gateway.openapi.common import Schema, operation
 from gateway.openapi.enforced import Config, enforced
 
@@ -42,6 +51,7 @@ def _described() -> Schema:
                 **records.SCHEMAS,
                 "ModelList": openai.MODEL_LIST,
                 **figures.FIGURES,
+                **reload.SCHEMAS,
                 **anthropic.SCHEMAS,
                 **ollama_gemini.SCHEMAS,
                 **openai.OPENAI_SCHEMAS,
@@ -60,6 +70,7 @@ def _described() -> Schema:
             "/messages/count_tokens": count_tokens,
             "/v1/models": openai.models_op(),
             **records.PATHS,
+            **reload.PATHS,
             "/healthz": {"get": operation("Ready?", {"description": "ready"})},
             "/openapi.json": {"get": operation("This description", {"description": "OpenAPI 3.1"})},
             **ollama_gemini.PATHS,
