@@ -30,6 +30,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     from gateway.upstream.providers import check_providers
 
     process.own()
+    path = str(Path(path).resolve())  # what a reload reads again, wherever it is asked from
     config = load_config(path)
     check_providers(config)  # a model litellm could not call: a config problem, not a seat's
     if not _loopback(host) and not config.gateway.require_keys:
@@ -55,7 +56,6 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     from gateway.serve.reload import Reloading
     from gateway.serve.server import run_server
 
-    path = str(Path(path).resolve())
     url = url_of(host, port)
 
     def listening() -> None:

@@ -45,7 +45,8 @@ def load_checked(path: str) -> Config:
         config = load_config(path)
         check_providers(config)
     except ConfigError as exc:
-        raise ConfigRefused(f"config {path} refused: {'; '.join(exc.problems)}") from None
+        problems = "; ".join(exc.problems)
+        raise ConfigRefused(problems if path in problems else f"{path}: {problems}") from None
     return config
 
 
