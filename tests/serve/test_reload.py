@@ -98,6 +98,7 @@ def two(sim_server, tmp_path_factory) -> Iterator[Bench]:
 def bench_for(request: pytest.FixtureRequest, mode: str) -> Bench:
     bench: Bench = request.getfixturevalue("one" if MODES[mode] == 1 else "two")
     bench.write(bench.raw)  # as it started, whatever an earlier test left
+    bench.hang_up()
     return bench
 
 
@@ -178,11 +179,13 @@ def test_the_reply_says_what_changed_and_new_models_are_onboarded_with_a_probe(r
         "workers": 1,
     }
     wait_until(lambda: bench.models()["kappa"]["health"] == "retired", timeout=HANG_S)
-    assert sorted(r["model"] for r in sim.log()) == ["sim-kappa", "sim-theta"]  # one probe each
+    assert len(sim.log("sim-kappa")) == len(sim.log("sim-theta")) == 1  # one probe each
+    staying = {served(alias) for alias in ("alpha", "beta", "gamma", "delta")}
+    assert not [r for r in sim.log() if r["model"] in staying]  # the others: not asked
     assert bench.models()["theta"]["health"] == "ok"
     again = bench.http.post("/bench/reload")
     assert (again.json()["added"], again.json()["removed"]) == ([], [])
-    assert len(sim.log()) == 2  # nobody new: nobody asked
+    assert len(sim.log("sim-kappa")) == len(sim.log("sim-theta")) == 1  # nobody new: no probe
 
 
 @pytest.mark.parametrize("mode", MODES)
