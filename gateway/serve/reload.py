@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from starlette.applications import Starlette
@@ -93,7 +93,7 @@ class Running:
             await self._stopping.wait()
             return {"type": "lifespan.shutdown"}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "lifespan.startup.complete":
                 started.set_result(None)
             elif message["type"] == "lifespan.startup.failed":
