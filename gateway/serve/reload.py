@@ -50,10 +50,18 @@ def load_checked(path: str) -> Config:
     return config
 
 
-def fitting(config: Config, board: Board | None) -> None:
-    """`ConfigRefused` if the live state's board cannot hold *config* (gateway/runtime.py)."""
+def takeable(config: Config, running: Config, board: Board | None) -> None:
+    """`ConfigRefused` if *config* cannot replace *running* in this gateway: another store or
+    live state (the figures, day counts and cooldowns were read from the running ones, and are
+    kept), or more than the live state's board can hold (gateway/runtime.py)."""
     from gateway.runtime import board_fits
 
+    moved = [name for name in ("store", "state") if getattr(config, name) != getattr(running, name)]
+    if moved:
+        raise ConfigRefused(
+            f"config {config.path} changes {' and '.join(f'`{m}:`' for m in moved)}, which a "
+            "gateway reads only when it starts: restart the gateway to take it"
+        )
     why = board_fits(board, config) if board is not None else None
     if why is not None:
         raise ConfigRefused(f"config {config.path} cannot be taken: {why}")
@@ -194,7 +202,7 @@ class Reloading:
         async with self._lock:
             try:
                 config = await asyncio.to_thread(load_checked, self.path)
-                fitting(config, self.board)
+                takeable(config, self.current.config, self.board)
                 found = changes(self.current.config, config)
                 if self.handoff is not None:
                     self.handoff()

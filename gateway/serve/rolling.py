@@ -132,14 +132,14 @@ class Supervisor:
             self.onboarding = ()
 
     def begin_reload(self) -> None:
-        from gateway.serve.reload import fitting, load_checked, onboarding
+        from gateway.serve.reload import load_checked, onboarding, takeable
 
         log.info("Reloading the config from %s.", self.path)
         try:
             config = load_checked(self.path)
             board = Board.attach(Path(self.board))
             try:
-                fitting(config, board)
+                takeable(config, self.running, board)
             finally:
                 board.close()
         except ConfigRefused as exc:

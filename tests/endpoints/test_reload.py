@@ -57,3 +57,21 @@ def test_the_admin_reloads_on_loopback_and_the_new_collection_answers(sim, tmp_p
     assert reply.json()["collections"]["added"] == ["more"]
     assert "bench/more" not in {m["id"] for m in before}
     assert "bench/more" in {m["id"] for m in after}
+
+
+def test_a_reload_that_moves_the_store_is_refused_and_the_running_one_kept(sim, tmp_path):
+    raw = bench_raw(sim.url)
+    raw["store"] = f"sqlite:///{tmp_path / 'records.db'}"
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    app = served_app(load_config(path))
+    running = app.app.current
+    raw["store"] = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    path.write_text(yaml.safe_dump(raw))
+    with ServerThread(app) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+        reply = http.post("/bench/reload")
+        models = http.get("/bench/models")
+    error = assert_openai_error(reply, 409)
+    assert "changes `store:`" in error["message"] and "restart the gateway" in error["message"]
+    assert app.app.current is running and models.status_code == 200
+    assert not (tmp_path / "elsewhere.db").exists()
