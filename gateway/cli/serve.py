@@ -51,6 +51,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
 
     from gateway.runtime import board_room
     from gateway.serve import access_log as serverlog
+    from gateway.serve import rolling
     from gateway.serve import workers as processes
     from gateway.serve.connection import PROTOCOL
     from gateway.serve.reload import Reloading
@@ -83,7 +84,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     with processes.shared_board(board_room(config)) as board:
         serverlog.summary(path, config, count, f"board {board}, shared by the workers")
         if processes.supported():
-            return processes.run(path, host, port, count, options, str(board), listening, config)
+            return rolling.run(path, host, port, count, options, str(board), listening, config)
         os.environ["BENCH_CONFIG"] = path
         os.environ["BENCH_BOARD"] = str(board)
         os.environ["BENCH_WORKERS"] = str(count)

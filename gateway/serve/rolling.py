@@ -26,8 +26,32 @@ from gateway.board import Board
 from gateway.config.changes import changes
 from gateway.config.settings import Config
 from gateway.errors import ConfigRefused
+from gateway.serve.ports import bound_socket
+from gateway.serve.workers import serve_one, worker_context
 
 log = logging.getLogger("bench.workers")
+
+
+def run(
+    path: str,
+    host: str,
+    port: int,
+    workers: int,
+    options: dict[str, Any],
+    board: str,
+    listening: Callable[[], None],
+    config: Config,
+) -> int:
+    """Supervise *workers* processes serving *path* on one port, sharing *board*; *listening*
+    is called once, when the first worker takes connections; *config*: the one checked at
+    start (what a reload is compared with). Other programs on the port are the caller's to
+    check (workers of another gateway would let ours share it)."""
+    sockets = [bound_socket(host, port, share_port=True) for _ in range(workers)]
+    try:
+        return Supervisor(path, config, sockets, options, board, listening).run()
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 class Supervisor:
@@ -40,8 +64,6 @@ class Supervisor:
         board: str,
         listening: Callable[[], None],
     ) -> None:
-        from gateway.serve.workers import worker_context
-
         self.path, self.running, self.sockets = path, config, sockets
         self.options, self.board, self.listening = options, board, listening
         self.context = worker_context()
@@ -55,8 +77,6 @@ class Supervisor:
         self.wanted = self.stopping = self.heard = False
 
     def start(self, index: int, onboarding: tuple[str, ...] = ()) -> Any:
-        from gateway.serve.workers import serve_one
-
         args = (self.path, self.sockets[index], self.options, self.board, self.tell)
         proc = self.context.Process(
             target=serve_one, args=(*args, onboarding, len(self.sockets)), daemon=False

@@ -35,7 +35,6 @@ from typing import Any
 from gateway.board import Board
 from gateway.config.settings import Config
 from gateway.serve import process
-from gateway.serve.ports import bound_socket
 
 log = logging.getLogger("bench.workers")
 
@@ -140,30 +139,6 @@ def _hang_up_the_supervisor() -> None:
             "tell their supervisor: restart the gateway to take a new config"
         )
     os.kill(os.getppid(), hang_up)
-
-
-def run(
-    path: str,
-    host: str,
-    port: int,
-    workers: int,
-    options: dict[str, Any],
-    board: str,
-    listening: Callable[[], None],
-    config: Config,
-) -> int:
-    """Supervise *workers* processes serving *path* on one port, sharing *board*; *listening*
-    is called once, when the first worker takes connections; *config*: the one checked at
-    start (what a reload is compared with). Other programs on the port are the caller's to
-    check (workers of another gateway would let ours share it)."""
-    from gateway.serve.rolling import Supervisor
-
-    sockets = [bound_socket(host, port, share_port=True) for _ in range(workers)]
-    try:
-        return Supervisor(path, config, sockets, options, board, listening).run()
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 def serve_one(
