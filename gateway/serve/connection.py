@@ -35,8 +35,8 @@ and Transport, would see bytes but not where a head ends (that needs the HTTP pa
 lengths and chunking included), nor the reply in progress. So this subclasses
 `HttpToolsProtocol` and uses, each for one reason: the parser callbacks `on_message_begin`,
 `on_headers_complete`, `on_message_complete` (where a head starts and ends), `on_response_complete`
-and `send_400_response` (how a reply and a parser error end); the attributes `url`, `headers`
-(a head's size), `loop`, `transport`, and `cycle` with its `transport`, `send`, `more_body`,
+and `send_400_response` (how a reply and a parser error end), `shutdown` (the server's stop); the
+attributes `url`, `headers` (a head's size), `loop`, `transport`, and `cycle` with its `transport`, `send`, `more_body`,
 `keep_alive` and `response_complete` (the reply in progress); and one private method,
 `_unset_keepalive_if_required` (uvicorn's keep-alive timer, cancelled before a close).
 tests/serve/test_connection.py exercises each, so an upgrade that moves one fails there.
@@ -90,6 +90,7 @@ def _reply(status: str, message: str, code: str) -> bytes:
 class HeadLimitedProtocol(HttpToolsProtocol):
     head_bytes = HEAD_BYTES
     head_timeout_s = HEAD_TIMEOUT_S
+    lingering = False  # set by a replaced worker's stop (gateway/serve/server.py)
 
     @classmethod
     def limited(
@@ -109,6 +110,7 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         self._over = False
         self._head_timer: asyncio.TimerHandle | None = None
         self._done = False
+        self._last = False  # the next request is this connection's last (`shutdown`)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -117,6 +119,16 @@ class HeadLimitedProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        """The server stops. A replaced worker (`lingering`) keeps an idle connection until its
+        keep-alive ends, answers the next request on it, and closes it after that reply
+        (`Connection: close`): closed at once, it raced a client that had just sent a request
+        on it, which met a reset (a reload under traffic failed a request or two that way)."""
+        if self.lingering and (self.cycle is None or self.cycle.response_complete):
+            self._last = True
+            return
+        super().shutdown()
 
     def data_received(self, data: bytes) -> None:
         if self._done:
@@ -156,6 +168,8 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         self._heading, self._head_read = False, 0
         super().on_headers_complete()
         if self.cycle is not None:  # (its task has not run yet: no write is missed)
+            if self._last:
+                self.cycle.keep_alive = False
             gathered = Gathered(self.transport, self.loop, self._closing)
             self.cycle.transport = gathered  # type: ignore[assignment]
             self.cycle.send = _saying_close(self.cycle)  # type: ignore[method-assign, assignment]

@@ -5,16 +5,19 @@ at a time on the config file as it is now.
 Why the supervisor holds the listening sockets (one per worker, SO_REUSEPORT): a socket that
 closes resets every connection the kernel had queued on it, so a worker that owned its socket
 could not be replaced without failing some requests under traffic. Here a worker's successor is
-started on the same socket; once it listens, the old worker is told to stop (SIGTERM: it stops
-accepting, finishes what it has in flight, records included, and exits), and connections still
-queued are accepted by the successor. Then the next worker. A config `check-config` refuses is
+started on the same socket; once it listens, the old worker is told to stop (SIGUSR1: it stops
+accepting, finishes what it has in flight, records included, answers the next request on each
+connection it has open with `Connection: close`, and exits), and connections still queued are
+accepted by the successor. Then the next worker. A config `check-config` refuses is
 not taken: one line in the log, every worker kept; the board must have room for it too
 (gateway/runtime.py `board_fits`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import signal
 import socket
 from collections.abc import Callable
@@ -135,8 +138,8 @@ class Supervisor:
         old, self.slots[index] = self.slots[index], proc
         self.incoming = None
         self.retiring.append(old)
-        if old.is_alive():
-            old.terminate()
+        with contextlib.suppress(ProcessLookupError):  # (it died meanwhile: nothing to stop)
+            os.kill(old.pid, signal.SIGUSR1)  # it stops taking connections, answers, exits
         log.info("Worker [%d] replaced by [%d] on the new config", old.pid, pid)
         if not self.queue and self.pending is not None:
             self.running, self.pending = self.pending, None

@@ -47,14 +47,18 @@ class Server(uvicorn.Server):
         tick_s: float = TICK_S,
         listening: Callable[[], None] | None = None,
         reload: Callable[[], None] | None = None,
+        replaceable: bool = False,
     ) -> None:
         """*listening*: called once, as soon as the server takes connections (`serve` prints
         its URL then, in every worker mode). *reload*: what SIGHUP does, called on the loop
         (`serve` reloads its config: gateway/serve/reload.py); None: drain and stop, as on
-        SIGTERM (the simulated upstream)."""
+        SIGTERM (the simulated upstream). *replaceable*: a worker of `serve --workers N`,
+        which SIGUSR1 stops as replaced (`replaced`)."""
         self.tick_s = tick_s
         self.listening = listening
         self.reload = reload
+        self.replaceable = replaceable
+        self.lingering = False
         self._exiting = False
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -81,6 +85,8 @@ class Server(uvicorn.Server):
                 yield  # (signals reach only the main thread: a server in a thread has none)
                 return
             before = signal.signal(signal.SIGHUP, self.hang_up)
+            if self.replaceable:
+                signal.signal(signal.SIGUSR1, self.replaced)
             try:
                 yield
             finally:
@@ -99,6 +105,21 @@ class Server(uvicorn.Server):
             return
         log.info("Received SIGHUP: finishing the requests in flight, then stopping.")
         self.should_exit = True
+
+    def replaced(self, sig: int, frame: FrameType | None) -> None:
+        """SIGUSR1, from the supervisor once this worker's successor listens on its socket:
+        stop as on SIGTERM, but answer what comes on the connections already open before
+        closing them (gateway/serve/connection.py `shutdown`), so no client reusing one meets
+        a reset."""
+        log.info("Replaced on a reload: finishing what is in flight, then stopping.")
+        self.lingering = True
+        self.should_exit = True
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.lingering:
+            for connection in list(self.server_state.connections):
+                connection.lingering = True  # type: ignore[attr-defined]
+        await super().shutdown(sockets)
 
     async def main_loop(self) -> None:
         self._wake = asyncio.Event()

@@ -169,6 +169,7 @@ def serve_one(
         uvicorn.Config(app, **options),
         listening=lambda: tell.send(("listening", pid)),
         reload=lambda: None,  # a hang-up reaches the supervisor too: it replaces the workers
+        replaceable=True,
     )
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler turns that into
     # a clean exit 0.

@@ -18,6 +18,7 @@ import httpx
 import pytest
 import yaml
 
+from gateway.panel.probe import PROMPT as PROBE
 from tests.helpers.bench import bench_raw, served
 from tests.helpers.clocks import wait_until
 from tests.helpers.steady import Steady
@@ -131,6 +132,8 @@ def test_under_steady_traffic_not_one_request_fails_across_a_reload(request, sim
     assert reply.status_code == 200, reply.text
     member = reply.json()["bench"]["seats"][0]
     assert (member["seat"], member["alias"], member["status"]) == ("member1", "eta", "ok")
+    probes = [r for r in sim.log("sim-eta") if r["body"]["messages"] == PROBE]
+    assert len(probes) == 1  # onboarded once, by one worker
     assert "zeta" not in bench.models()
 
 
