@@ -36,9 +36,10 @@ lengths and chunking included), nor the reply in progress. So this subclasses
 `HttpToolsProtocol` and uses, each for one reason: the parser callbacks `on_message_begin`,
 `on_headers_complete`, `on_message_complete` (where a head starts and ends), `on_response_complete`
 and `send_400_response` (how a reply and a parser error end), `shutdown` (the server's stop); the
-attributes `url`, `headers` (a head's size), `loop`, `transport`, and `cycle` with its `transport`, `send`, `more_body`,
-`keep_alive` and `response_complete` (the reply in progress); and one private method,
-`_unset_keepalive_if_required` (uvicorn's keep-alive timer, cancelled before a close).
+attributes `url`, `headers` (a head's size), `loop`, `transport`, and `cycle` with its
+`transport`, `send`, `more_body`, `keep_alive` and `response_complete` (the reply in progress);
+and one private method, `_unset_keepalive_if_required` (uvicorn's keep-alive timer, cancelled
+before a close).
 tests/serve/test_connection.py exercises each, so an upgrade that moves one fails there.
 The cycle's `send` is replaced by another bound method of the cycle, as uvicorn's own is: the
 simulated upstream (simulator/connection.py) reaches a connection's transport through it.
