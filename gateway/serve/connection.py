@@ -111,7 +111,7 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         self._over = False
         self._head_timer: asyncio.TimerHandle | None = None
         self._done = False
-        self._last = False  # the next request is this connection's last (`shutdown`)
+        self.last_request = False  # the next request is this connection's last (`shutdown`)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -127,7 +127,7 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         (`Connection: close`): closed at once, it raced a client that had just sent a request
         on it, which met a reset (a reload under traffic failed a request or two that way)."""
         if self.lingering and (self.cycle is None or self.cycle.response_complete):
-            self._last = True
+            self.last_request = True
             return
         super().shutdown()
 
@@ -169,7 +169,7 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         self._heading, self._head_read = False, 0
         super().on_headers_complete()
         if self.cycle is not None:  # (its task has not run yet: no write is missed)
-            if self._last:
+            if self.last_request:
                 self.cycle.keep_alive = False
             gathered = Gathered(self.transport, self.loop, self._closing)
             self.cycle.transport = gathered  # type: ignore[assignment]
