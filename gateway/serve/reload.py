@@ -189,17 +189,16 @@ class Reloading:
             return
         await send({"type": "lifespan.startup.complete"})
         await receive()  # shutdown: the server has stopped taking requests
-        while self._retiring:
-            await asyncio.wait(set(self._retiring))
-        await self.current.stop()
+        async with self._reloading():  # a reload under way ends first: its app is stopped too
+            while self._retiring:
+                await asyncio.wait(set(self._retiring))
+            await self.current.stop()
         await send({"type": "lifespan.shutdown.complete"})
 
     async def reload(self) -> dict[str, Any]:
         """Take the file's config now; what changed, or `ConfigRefused` (logged, nothing
         changed)."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
+        async with self._reloading():
             try:
                 config = await asyncio.to_thread(load_checked, self.path)
                 takeable(config, self.current.config, self.board)
@@ -213,6 +212,12 @@ class Reloading:
                 log.error("Reload refused, the running config is kept: %s", exc.message)
                 raise
         return {"reloaded": True, "config": self.path, **found.as_json(), "workers": self.workers}
+
+    def _reloading(self) -> asyncio.Lock:
+        """One reload at a time, and none under way when the server stops."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
 
     async def _swap(self, config: Config, found: Changes) -> None:
         new = Running(self._built(config), config, onboarding(config, found))

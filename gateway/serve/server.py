@@ -118,7 +118,8 @@ class Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         if self.lingering:
             for connection in list(self.server_state.connections):
-                connection.lingering = True  # type: ignore[attr-defined]
+                if isinstance(connection, HeadLimitedProtocol):  # (the gateway's: all of them)
+                    connection.lingering = True
         await super().shutdown(sockets)
 
     async def main_loop(self) -> None:
