@@ -220,12 +220,14 @@ class Reloading:
         return self._lock
 
     async def _swap(self, config: Config, found: Changes) -> None:
-        new = Running(self._built(config), config, onboarding(config, found))
         try:
+            new = Running(self._built(config), config, onboarding(config, found))
             await new.start()
         except StartFailed as exc:
             last = exc.message.strip().splitlines()[-1:] or ["see above"]
             raise ConfigRefused(f"the gateway failed to start on {self.path}: {last[0]}") from None
+        except Exception as exc:  # building the app refused the config: named, not a 500
+            raise ConfigRefused(f"the gateway failed to start on {self.path}: {exc}") from None
         old, self.current = self.current, new
         retiring = asyncio.get_running_loop().create_task(
             old.stop(old.config.gateway.drain_timeout_s), name="retire"
