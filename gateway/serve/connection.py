@@ -88,10 +88,19 @@ def _reply(status: str, message: str, code: str) -> bytes:
     return head.encode() + body
 
 
+def linger(state: Any) -> None:
+    """From now on, every connection of the server whose *state* (uvicorn's `ServerState`)
+    this is answers its next request as its last (`HeadLimitedProtocol.shutdown`)."""
+    state.bench_lingering = True
+
+
+def lingering(state: Any) -> bool:
+    return bool(getattr(state, "bench_lingering", False))
+
+
 class HeadLimitedProtocol(HttpToolsProtocol):
     head_bytes = HEAD_BYTES
     head_timeout_s = HEAD_TIMEOUT_S
-    lingering = False  # set by a replaced worker's stop (gateway/serve/server.py)
 
     @classmethod
     def limited(
@@ -122,11 +131,11 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def shutdown(self) -> None:
-        """The server stops. A replaced worker (`lingering`) keeps an idle connection until its
+        """The server stops. A replaced worker (`linger`) keeps an idle connection until its
         keep-alive ends, answers the next request on it, and closes it after that reply
         (`Connection: close`): closed at once, it raced a client that had just sent a request
         on it, which met a reset (a reload under traffic failed a request or two that way)."""
-        if self.lingering and (self.cycle is None or self.cycle.response_complete):
+        if lingering(self.server_state) and (self.cycle is None or self.cycle.response_complete):
             self.last_request = True
             return
         super().shutdown()
@@ -169,7 +178,7 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         self._heading, self._head_read = False, 0
         super().on_headers_complete()
         if self.cycle is not None:  # (its task has not run yet: no write is missed)
-            if self.last_request:
+            if self.last_request or lingering(self.server_state):  # (one accepted late too)
                 self.cycle.keep_alive = False
             gathered = Gathered(self.transport, self.loop, self._closing)
             self.cycle.transport = gathered  # type: ignore[assignment]

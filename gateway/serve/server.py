@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 
-from gateway.serve.connection import HeadLimitedProtocol
+from gateway.serve.connection import HeadLimitedProtocol, linger
 from gateway.serve.ports import bound_socket, free_port, url_of
 
 __all__ = ["Server", "ServerThread", "free_port", "run_server"]
@@ -117,9 +117,7 @@ class Server(uvicorn.Server):
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         if self.lingering:
-            for connection in list(self.server_state.connections):
-                if isinstance(connection, HeadLimitedProtocol):  # (the gateway's: all of them)
-                    connection.lingering = True
+            linger(self.server_state)
         await super().shutdown(sockets)
 
     async def main_loop(self) -> None:
