@@ -131,11 +131,14 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def shutdown(self) -> None:
-        """The server stops. A replaced worker (`linger`) keeps an idle connection until its
-        keep-alive ends, answers the next request on it, and closes it after that reply
-        (`Connection: close`): closed at once, it raced a client that had just sent a request
-        on it, which met a reset (a reload under traffic failed a request or two that way)."""
-        if lingering(self.server_state) and (self.cycle is None or self.cycle.response_complete):
+        """The server stops. A replaced worker (`linger`) keeps each connection open, the reply
+        in progress on it included, until its keep-alive ends; the next request on it is
+        answered and the connection closed after that reply (`Connection: close`). uvicorn
+        closes an idle connection at once, and one whose reply is under way once that reply
+        ends, though its head (sent before) said keep-alive: either raced a client that had
+        just sent its next request on it, which met a reset (a reload under traffic failed a
+        request or two that way, mostly one sent right after a stream)."""
+        if lingering(self.server_state):
             self.last_request = True
             return
         super().shutdown()
