@@ -5,6 +5,7 @@ replacement closes idle connections at once, as uvicorn does."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import socket
 import threading
@@ -16,10 +17,16 @@ from gateway.serve.connection import HeadLimitedProtocol
 from gateway.serve.server import Server
 from tests.helpers.clocks import wait_until
 
+HELD = threading.Event()  # `/held`'s reply ends once it is set
+
 
 async def hello(scope: Any, receive: Any, send: Any) -> None:
     assert scope["type"] == "http"
     await send({"type": "http.response.start", "status": 200, "headers": []})
+    if scope["path"] == "/held":
+        await send({"type": "http.response.body", "body": b"held ", "more_body": True})
+        while not HELD.is_set():
+            await asyncio.sleep(0.01)
     await send({"type": "http.response.body", "body": b"hello"})
 
 
@@ -82,3 +89,22 @@ def test_a_stop_that_is_not_a_replacement_closes_idle_connections_at_once():
         raise AssertionError("an idle connection survived a plain stop")
     finally:
         client.close()
+
+
+def test_a_reply_under_way_when_a_worker_is_replaced_ends_and_the_next_request_is_answered():
+    """Its head said keep-alive before the stop: a client sends its next request on it."""
+    HELD.clear()
+    server, _, port = _started()
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    client.request("GET", "/held")
+    held = client.getresponse()  # the head is in; the body waits
+    server.lingering = True
+    server.should_exit = True
+    wait_until(lambda: _refused(port), timeout=30)
+    HELD.set()
+    assert held.read() == b"held hello"
+    client.request("GET", "/")
+    reply = client.getresponse()
+    assert (reply.status, reply.read()) == (200, b"hello")
+    assert reply.getheader("connection") == "close"
+    client.close()
