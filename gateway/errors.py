@@ -5,6 +5,7 @@ GatewayError                  rendered as OpenAI's {"error": {message, type, par
 ├── Unauthorized        401   missing, malformed or unknown gateway key
 ├── Forbidden           403   a collection outside the key's scope
 ├── NotFound            404   unknown collection, call or panel
+├── ConfigRefused       409   a reload's config that check-config refuses, or none can be taken
 ├── RequestTimeout      408   a request body not arrived within `gateway.body_timeout_s`
 ├── PayloadTooLarge     413   body over the limit, or a prompt no member can hold
 ├── TooManyRequests     429   every seat rate limited or cooling, or a key over its rpm
@@ -78,6 +79,13 @@ class NotFound(GatewayError):
 
 class Conflict(GatewayError):
     status, type, code = 409, "invalid_request_error", "conflict"
+
+
+class ConfigRefused(GatewayError):
+    """`POST /bench/reload`: the config file is refused (or cannot be taken by this gateway);
+    the running config is kept."""
+
+    status, type, code = 409, "invalid_request_error", "config_refused"
 
 
 class RequestTimeout(GatewayError):

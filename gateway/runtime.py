@@ -123,3 +123,29 @@ def board_size(config: Config) -> tuple[int, int]:
     cells = 4096 + 1024 + SIGN_IN_CELLS + models * (16 + shapes) + 2 * len(config.connections)
     caps = sum(config.model_rpm.values()) + sum(c.rpm or 0 for c in config.connections.values())
     return cells, 65536 + caps
+
+
+GROWTH = 4  # how much larger a reloaded config may be than the one a gateway started with
+
+
+def board_room(config: Config) -> tuple[int, int]:
+    """What a `serve` gateway's board is made with: room for a reloaded config up to `GROWTH`
+    times this one's size (more models, shapes, rpm caps). Pages never written take no memory
+    (an anonymous mapping, or a sparse file in /dev/shm), so the room is nearly free."""
+    cells, slots = board_size(config)
+    return cells * GROWTH, slots * GROWTH
+
+
+def board_fits(board: Board, config: Config) -> str | None:
+    """None if *config* can run on *board* (a local state's, kept across a reload), else why
+    not, for the reload's refusal."""
+    if config.state is not None:
+        return None  # with Redis each app mirrors it on a board of its own, sized anew
+    cells, slots = board_size(config)
+    if cells <= board.cells and slots <= board.slots:
+        return None
+    return (
+        f"the config needs a live-state board of {cells} cells and {slots} rpm slots, and this "
+        f"gateway's holds {board.cells} and {board.slots} (sized at start for a config up to "
+        f"{GROWTH} times the one it started with): restart the gateway to take it"
+    )

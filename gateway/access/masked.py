@@ -87,5 +87,8 @@ def mask_logs(mask: Mask, loggers: tuple[str, ...] = ("bench", "uvicorn", "uvico
     """Put a MaskingFilter on the handlers of *loggers* (the process owner's to call)."""
     for name in loggers:
         for handler in logging.getLogger(name).handlers:
-            if not any(isinstance(f, MaskingFilter) for f in handler.filters):
+            masking = [f for f in handler.filters if isinstance(f, MaskingFilter)]
+            for kept in masking:  # called again (a reloaded config): the new mask replaces it
+                kept.mask = mask
+            if not masking:
                 handler.addFilter(MaskingFilter(mask))

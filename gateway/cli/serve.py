@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gateway.config.settings import Config, load_config
 from gateway.serve import process
@@ -30,6 +30,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     from gateway.upstream.providers import check_providers
 
     process.own()
+    path = str(Path(path).resolve())  # what a reload reads again, wherever it is asked from
     config = load_config(path)
     check_providers(config)  # a model litellm could not call: a config problem, not a seat's
     if not _loopback(host) and not config.gateway.require_keys:
@@ -48,13 +49,14 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
 
     import uvicorn
 
-    from gateway.runtime import board_size
+    from gateway.runtime import board_room
     from gateway.serve import access_log as serverlog
+    from gateway.serve import rolling
     from gateway.serve import workers as processes
     from gateway.serve.connection import PROTOCOL
+    from gateway.serve.reload import Reloading
     from gateway.serve.server import run_server
 
-    path = str(Path(path).resolve())
     url = url_of(host, port)
 
     def listening() -> None:
@@ -76,13 +78,16 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     )
     if count == 1:
         serverlog.summary(path, config, 1, "in this process (one worker)")
-        return run_server(processes.served_app(config), sock, listening, **options)
-    with processes.shared_board(board_size(config)) as board:
+        app = processes.served_app(config)
+        reloading = cast(Reloading, app.app)  # SIGHUP reloads (gateway/serve/reload.py)
+        return run_server(app, sock, listening, reloading.hang_up, **options)
+    with processes.shared_board(board_room(config)) as board:
         serverlog.summary(path, config, count, f"board {board}, shared by the workers")
         if processes.supported():
-            return processes.run(path, host, port, count, options, str(board), listening)
+            return rolling.run(path, host, port, count, options, str(board), listening, config)
         os.environ["BENCH_CONFIG"] = path
         os.environ["BENCH_BOARD"] = str(board)
+        os.environ["BENCH_WORKERS"] = str(count)
         factory = "gateway.serve.workers:app_for_uvicorn_worker"
         uvicorn.run(factory, factory=True, workers=count, **options)  # it prints the URL
     return 0

@@ -47,6 +47,7 @@ from gateway.endpoints.suite import (
     run_suite,
     suite_drafts,
 )
+from gateway.endpoints.reload import reload_config
 from gateway.openapi import describe
 from gateway.replies import JSONResponse
 
@@ -123,6 +124,7 @@ ROUTES = [
     Route("/bench/models/{alias}/retire", retire_model, methods=["POST"]),
     Route("/bench/models/{alias}/restore", restore_model, methods=["POST"]),
     Route("/bench/health", bench_health, methods=["GET"]),
+    Route("/bench/reload", reload_config, methods=["POST"]),
     Route("/bench/pending", post_pending, methods=["POST"]),
     Route("/bench/usage", bench_usage, methods=["GET"]),
     Route("/bench/suite", bench_suite, methods=["GET"]),

@@ -20,6 +20,7 @@ from gateway.openapi import (
     openai,
     records,
     suite,
+    reload,
 )
 from gateway.openapi.common import Schema, operation
 from gateway.openapi.enforced import Config, enforced
@@ -52,6 +53,7 @@ def _described() -> Schema:
                 "ModelList": openai.MODEL_LIST,
                 **figures.FIGURES,
                 **suite.SCHEMAS,
+                **reload.SCHEMAS,
                 **anthropic.SCHEMAS,
                 **ollama_gemini.SCHEMAS,
                 **openai.OPENAI_SCHEMAS,
@@ -71,6 +73,7 @@ def _described() -> Schema:
             "/v1/models": openai.models_op(),
             **records.PATHS,
             **suite.PATHS,
+            **reload.PATHS,
             "/healthz": {"get": operation("Ready?", {"description": "ready"})},
             "/openapi.json": {"get": operation("This description", {"description": "OpenAPI 3.1"})},
             **ollama_gemini.PATHS,

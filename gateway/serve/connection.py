@@ -35,10 +35,11 @@ and Transport, would see bytes but not where a head ends (that needs the HTTP pa
 lengths and chunking included), nor the reply in progress. So this subclasses
 `HttpToolsProtocol` and uses, each for one reason: the parser callbacks `on_message_begin`,
 `on_headers_complete`, `on_message_complete` (where a head starts and ends), `on_response_complete`
-and `send_400_response` (how a reply and a parser error end); the attributes `url`, `headers`
-(a head's size), `loop`, `transport`, and `cycle` with its `transport`, `send`, `more_body`,
-`keep_alive` and `response_complete` (the reply in progress); and one private method,
-`_unset_keepalive_if_required` (uvicorn's keep-alive timer, cancelled before a close).
+and `send_400_response` (how a reply and a parser error end), `shutdown` (the server's stop); the
+attributes `url`, `headers` (a head's size), `loop`, `transport`, and `cycle` with its
+`transport`, `send`, `more_body`, `keep_alive` and `response_complete` (the reply in progress);
+and one private method, `_unset_keepalive_if_required` (uvicorn's keep-alive timer, cancelled
+before a close).
 tests/serve/test_connection.py exercises each, so an upgrade that moves one fails there.
 The cycle's `send` is replaced by another bound method of the cycle, as uvicorn's own is: the
 simulated upstream (simulator/connection.py) reaches a connection's transport through it.
@@ -87,6 +88,16 @@ def _reply(status: str, message: str, code: str) -> bytes:
     return head.encode() + body
 
 
+def linger(state: Any) -> None:
+    """From now on, every connection of the server whose *state* (uvicorn's `ServerState`)
+    this is answers its next request as its last (`HeadLimitedProtocol.shutdown`)."""
+    state.bench_lingering = True
+
+
+def lingering(state: Any) -> bool:
+    return bool(getattr(state, "bench_lingering", False))
+
+
 class HeadLimitedProtocol(HttpToolsProtocol):
     head_bytes = HEAD_BYTES
     head_timeout_s = HEAD_TIMEOUT_S
@@ -109,6 +120,7 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         self._over = False
         self._head_timer: asyncio.TimerHandle | None = None
         self._done = False
+        self.last_request = False  # the next request is this connection's last (`shutdown`)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -117,6 +129,19 @@ class HeadLimitedProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        """The server stops. A replaced worker (`linger`) keeps each connection open, the reply
+        in progress on it included, until its keep-alive ends; the next request on it is
+        answered and the connection closed after that reply (`Connection: close`). uvicorn
+        closes an idle connection at once, and one whose reply is under way once that reply
+        ends, though its head (sent before) said keep-alive: either raced a client that had
+        just sent its next request on it, which met a reset (a reload under traffic failed a
+        request or two that way, mostly one sent right after a stream)."""
+        if lingering(self.server_state):
+            self.last_request = True
+            return
+        super().shutdown()
 
     def data_received(self, data: bytes) -> None:
         if self._done:
@@ -156,6 +181,8 @@ class HeadLimitedProtocol(HttpToolsProtocol):
         self._heading, self._head_read = False, 0
         super().on_headers_complete()
         if self.cycle is not None:  # (its task has not run yet: no write is missed)
+            if self.last_request or lingering(self.server_state):  # (one accepted late too)
+                self.cycle.keep_alive = False
             gathered = Gathered(self.transport, self.loop, self._closing)
             self.cycle.transport = gathered  # type: ignore[assignment]
             self.cycle.send = _saying_close(self.cycle)  # type: ignore[method-assign, assignment]

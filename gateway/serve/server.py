@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 
-from gateway.serve.connection import HeadLimitedProtocol
+from gateway.serve.connection import HeadLimitedProtocol, linger
 from gateway.serve.ports import bound_socket, free_port, url_of
 
 __all__ = ["Server", "ServerThread", "free_port", "run_server"]
@@ -46,11 +46,19 @@ class Server(uvicorn.Server):
         *,
         tick_s: float = TICK_S,
         listening: Callable[[], None] | None = None,
+        reload: Callable[[], None] | None = None,
+        replaceable: bool = False,
     ) -> None:
         """*listening*: called once, as soon as the server takes connections (`serve` prints
-        its URL then, in every worker mode)."""
+        its URL then, in every worker mode). *reload*: what SIGHUP does, called on the loop
+        (`serve` reloads its config: gateway/serve/reload.py); None: drain and stop, as on
+        SIGTERM (the simulated upstream). *replaceable*: a worker of `serve --workers N`,
+        which SIGUSR1 stops as replaced (`replaced`)."""
         self.tick_s = tick_s
         self.listening = listening
+        self.reload = reload
+        self.replaceable = replaceable
+        self.lingering = False
         self._exiting = False
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -70,24 +78,47 @@ class Server(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        """uvicorn's (SIGINT, SIGTERM), and SIGHUP: a terminal's hang-up ended a foreground
-        gateway at once, cutting every request in flight, where SIGTERM drains them."""
+        """uvicorn's (SIGINT, SIGTERM), and SIGHUP: left to its default, a terminal's hang-up
+        ended a foreground server at once, cutting every request in flight."""
         with super().capture_signals():
             if threading.current_thread() is not threading.main_thread():
                 yield  # (signals reach only the main thread: a server in a thread has none)
                 return
             before = signal.signal(signal.SIGHUP, self.hang_up)
+            if self.replaceable:
+                signal.signal(signal.SIGUSR1, self.replaced)
             try:
                 yield
             finally:
                 signal.signal(signal.SIGHUP, before)
 
     def hang_up(self, sig: int, frame: FrameType | None) -> None:
-        """SIGHUP: for now, drain the requests in flight and stop, as on SIGTERM (the exit is 0:
-        nothing is re-raised). Reloading the config on SIGHUP, a later change, slots in here:
-        this handler then reloads instead of stopping, and SIGTERM remains the way to stop."""
+        """SIGHUP: `reload`, on the loop (a signal handler may not touch it); without one,
+        drain the requests in flight and stop, as on SIGTERM (the exit is 0: nothing is
+        re-raised)."""
+        loop = self._loop
+        if self.reload is not None and loop is not None:
+            loop.call_soon_threadsafe(self.reload)
+            return
+        if self.reload is not None:  # not serving yet: nothing to reload into
+            log.info("Received SIGHUP while starting: the config just read is the one taken.")
+            return
         log.info("Received SIGHUP: finishing the requests in flight, then stopping.")
         self.should_exit = True
+
+    def replaced(self, sig: int, frame: FrameType | None) -> None:
+        """SIGUSR1, from the supervisor once this worker's successor listens on its socket:
+        stop as on SIGTERM, but answer what comes on the connections already open before
+        closing them (gateway/serve/connection.py `shutdown`), so no client reusing one meets
+        a reset."""
+        log.info("Replaced on a reload: finishing what is in flight, then stopping.")
+        self.lingering = True
+        self.should_exit = True
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.lingering:
+            linger(self.server_state)
+        await super().shutdown(sockets)
 
     async def main_loop(self) -> None:
         self._wake = asyncio.Event()
@@ -161,12 +192,13 @@ def run_server(
     app: Any,
     sock: socket.socket,
     listening: Callable[[], None] | None = None,
+    reload: Callable[[], None] | None = None,
     **options: Any,
 ) -> int:
     """Serve *app* on *sock* (from `bound_socket`) in this thread until told to stop, as
     `uvicorn.run(app, **options)` does for one process, on the gateway's `Server`: 0, or 3
     (uvicorn's) when it never started."""
-    server = Server(uvicorn.Config(app, **options), listening=listening)
+    server = Server(uvicorn.Config(app, **options), listening=listening, reload=reload)
     with contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[sock])
     return 0 if server.started else 3

@@ -5,16 +5,16 @@ accepts every connection waiting, so a burst of panels lands mostly on one proce
 here: 1,000 panels at once split about 2:1) while the other core idles. With SO_REUSEPORT each
 worker listens on its own socket and the kernel spreads new connections across them evenly.
 
-The supervisor starts, watches and stops: a worker that dies is started again; SIGTERM, SIGINT
-or SIGHUP is passed on to every worker (as SIGTERM), which drains its running panels (records
-included) and exits; the supervisor exits 0 once they all have. It also makes the board every
-worker maps (gateway/board.py), so that cooldowns, rpm caps and rotation hold for the
-gateway as a whole, and removes it at the end.
+The supervisor (gateway/serve/rolling.py) holds those sockets and starts, watches, replaces and
+stops the workers: a worker that dies is started again on its socket; SIGTERM or SIGINT is passed
+on to every worker, which drains its running panels (records included) and exits; the
+supervisor exits 0 once they all have. SIGHUP reloads the config, one worker at a time. The CLI
+makes the board every worker maps (gateway/board.py), so that cooldowns, rpm caps and rotation
+hold for the gateway as a whole, and removes it at the end.
 
 A worker tells the supervisor over a pipe when it listens: the supervisor prints the gateway's
 URL once the first does. A port another program holds is found by `serve` before any worker
-starts (`PortInUse`, one line from the CLI); one taken in between makes a worker exit
-`PORT_IN_USE`, and the supervisor stops the rest and raises the same.
+starts (`PortInUse`, one line from the CLI).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import multiprocessing
 import os
 import signal
 import socket
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -36,10 +35,8 @@ from typing import Any
 from gateway.board import Board
 from gateway.config.settings import Config
 from gateway.serve import process
-from gateway.serve.ports import PortInUse, bound_socket
 
 log = logging.getLogger("bench.workers")
-PORT_IN_USE = 98  # a worker's exit code when its port was taken (errno EADDRINUSE's number)
 
 
 def supported() -> bool:
@@ -73,125 +70,107 @@ def shared_board(size: tuple[int, int]) -> Iterator[Path]:
         yield path
 
 
-def served_app(config: Config, board: Board | None = None) -> Any:
-    """The app a `serve` process runs: the gateway, its request log, and the collector tuned
-    once its start-up is over (gateway/serve/process.py: the process owner's, not the app's)."""
+def served_app(
+    config: Config,
+    board: Board | None = None,
+    *,
+    onboarding: tuple[str, ...] = (),
+    handoff: Callable[[], None] | None = None,
+    workers: int = 1,
+) -> process.AfterStartup:
+    """The app a `serve` process runs: the gateway of the moment (replaced on a reload:
+    gateway/serve/reload.py, the `Reloading` at `.app`), each with its request log, and the
+    collector tuned once the first start-up is over (gateway/serve/process.py: the process
+    owner's, not the app's). *board*: the workers' shared one; else one of this process's own,
+    with room for a larger reloaded config."""
     from gateway.access.masked import mask_logs
     from gateway.access.secrets import Mask
     from gateway.app import create_app
     from gateway.request.client import LOCAL
+    from gateway.runtime import board_room
     from gateway.serve.access_log import AccessLog
+    from gateway.serve.reload import Reloading
 
-    app = create_app(config, board=board)
-    app.add_middleware(AccessLog, anonymous="-" if config.gateway.require_keys else LOCAL)
-    mask_logs(Mask(config.secrets))  # every log line of this process, its secrets masked
-    return process.AfterStartup(app)
+    kept = board or Board.private(*board_room(config))
+    secrets: list[str] = []  # every config's this process has served, masked in every log line
+
+    def build(config: Config) -> Any:
+        app = create_app(config, board=kept)
+        app.add_middleware(AccessLog, anonymous="-" if config.gateway.require_keys else LOCAL)
+        secrets.extend(secret for secret in config.secrets if secret not in secrets)
+        mask_logs(Mask(tuple(secrets)))
+        return app
+
+    reloading = Reloading(
+        str(config.path or ""), config, build, board=kept, onboarding=onboarding,
+        handoff=handoff, workers=workers,
+    )  # fmt: skip
+    return process.AfterStartup(reloading)
 
 
 def app_for_uvicorn_worker() -> Any:
     """For `serve --workers N` on uvicorn's own workers (no SO_REUSEPORT): each worker builds
-    its app from BENCH_CONFIG and maps the board named by BENCH_BOARD."""
+    its app from BENCH_CONFIG and maps the board named by BENCH_BOARD.
+
+    Reloading there is uvicorn's own: its supervisor answers SIGHUP by starting a new worker
+    (which reads the file again), waiting until it is ready, then stopping an old one, each in
+    turn; a worker that fails on the new config is not ready, and uvicorn keeps the old ones.
+    `POST /bench/reload` checks the file, then sends the supervisor that SIGHUP (on a platform
+    without one, it refuses, naming why)."""
     process.own()
     from gateway.config.settings import load_config
 
-    # uvicorn's own supervisor answers SIGHUP by replacing its workers, each drained as on
-    # SIGTERM; a worker ignores the terminal's hang-up itself, which would cut its requests
+    # a worker ignores the terminal's hang-up itself, which would cut its requests (uvicorn's
+    # supervisor reloads on it)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     board = Board.attach(Path(os.environ["BENCH_BOARD"]))
-    return served_app(load_config(os.environ["BENCH_CONFIG"]), board)
+    count = int(os.environ.get("BENCH_WORKERS", "1"))
+    config = load_config(os.environ["BENCH_CONFIG"])
+    return served_app(config, board, handoff=_hang_up_the_supervisor, workers=count)
 
 
-def run(
-    path: str,
-    host: str,
-    port: int,
-    workers: int,
-    options: dict[str, Any],
-    board: str,
-    listening: Callable[[], None],
-) -> int:
-    """Supervise *workers* processes serving *path* on one port, sharing *board*; *listening*
-    is called once, when the first worker takes connections. The caller has checked that no
-    other program holds the port (workers of another gateway would let ours share it)."""
-    context = worker_context()
-    told, tell = context.Pipe(duplex=False)  # each worker sends its pid once it listens
-    stopping, heard, busy = False, False, False
+def _hang_up_the_supervisor() -> None:
+    from gateway.errors import ConfigRefused
 
-    def stop(signum: int, frame: Any) -> None:
-        nonlocal stopping
-        stopping = True
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()  # SIGTERM: the worker drains, then exits 0
-
-    def start() -> Any:
-        proc = context.Process(
-            target=serve_one, args=(path, host, port, options, board, tell), daemon=False
+    hang_up = getattr(signal, "SIGHUP", None)
+    if hang_up is None:
+        raise ConfigRefused(
+            "this gateway runs on uvicorn's own workers, and this platform has no SIGHUP to "
+            "tell their supervisor: restart the gateway to take a new config"
         )
-        proc.start()
-        log.info("Started worker process [%d]", proc.pid)
-        return proc
-
-    def hang_up(signum: int, frame: Any) -> None:
-        """SIGHUP: drained and stopped as on SIGTERM (a terminal's hang-up reaches the workers
-        too, and each drains on its own: gateway/serve/server.py). Reloading the config, a later
-        change, slots in here: the workers are told to reload instead of to stop."""
-        stop(signum, frame)
-
-    # Ignored while the workers start: the fork server (and the resource tracker) inherit it
-    # across their exec, so a terminal's hang-up does not end them under draining workers
-    # (whose exit they report); each worker's server then takes SIGHUP as a drain.
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    procs = [start() for _ in range(workers)]
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGHUP, hang_up)
-    while any(proc.is_alive() for proc in procs):  # a killed worker is replaced at once
-        ready = wait([told, *(proc.sentinel for proc in procs if proc.is_alive())], timeout=1.0)
-        if told in ready:
-            told.recv()
-            if not heard:
-                heard = True
-                listening()
-        for i, proc in enumerate(procs):
-            if stopping or proc.is_alive():
-                continue
-            if proc.exitcode == PORT_IN_USE:  # taken since the check: said once, by the CLI
-                busy = True
-                stop(signal.SIGTERM, None)
-                break
-            if proc.exitcode > 0:  # it failed (a bad config, say): another would too
-                log.error("worker [%d] failed (exit %d); stopping", proc.pid, proc.exitcode)
-                stop(signal.SIGTERM, None)
-                break
-            log.warning("worker [%d] ended (%d); starting another", proc.pid, proc.exitcode)
-            procs[i] = start()
-    for proc in procs:
-        proc.join()
-    if busy:
-        raise PortInUse(host, port)
-    # 1 only if a worker failed; one stopped while still starting ends by the signal itself (it
-    # had nothing to drain), one killed just before the stop was not replaced, and neither failed
-    return 0 if stopping and all(proc.exitcode <= 0 for proc in procs) else 1
+    os.kill(os.getppid(), hang_up)
 
 
 def serve_one(
-    path: str, host: str, port: int, options: dict[str, Any], board: str, tell: Connection
+    path: str,
+    sock: socket.socket,
+    options: dict[str, Any],
+    board: str,
+    tell: Connection,
+    onboarding: tuple[str, ...],
+    workers: int,
 ) -> None:
-    """One worker: its own socket on the shared port, its own app, store connection and loop;
-    the board is the one all workers share. *tell*: the supervisor's pipe."""
+    """One worker: its app, store connection and loop of its own, on one of the supervisor's
+    sockets (a replaced worker's successor takes the same one); the board is the one all
+    workers share. *tell*: the supervisor's pipe (`listening` once it takes connections,
+    `reload` when `POST /bench/reload` asks for one)."""
     process.own()
     import uvicorn
 
     from gateway.config.settings import load_config
     from gateway.serve.server import Server
 
-    try:
-        sock = bound_socket(host, port, share_port=True)
-    except PortInUse:
-        sys.exit(PORT_IN_USE)
-    app = served_app(load_config(path), Board.attach(Path(board)))
-    server = Server(uvicorn.Config(app, **options), listening=lambda: tell.send(os.getpid()))
+    pid = os.getpid()
+    app = served_app(
+        load_config(path), Board.attach(Path(board)), onboarding=onboarding,
+        handoff=lambda: tell.send(("reload", pid)), workers=workers,
+    )  # fmt: skip
+    server = Server(
+        uvicorn.Config(app, **options),
+        listening=lambda: tell.send(("listening", pid)),
+        reload=lambda: None,  # a hang-up reaches the supervisor too: it replaces the workers
+        replaceable=True,
+    )
     # uvicorn re-raises a captured SIGTERM once it has drained; a no-op handler turns that into
     # a clean exit 0.
     signal.signal(signal.SIGTERM, lambda *_: None)

@@ -1,6 +1,8 @@
-"""SIGHUP drains the requests in flight, as SIGTERM does, in every worker mode: a terminal's
-hang-up (SIGHUP to the whole process group) or `kill -HUP` ended a one-worker gateway at once,
-and every client waiting on it got no reply.
+"""SIGHUP reloads the config (contract §19), in every worker mode, and every request in flight
+at the signal gets its whole reply: a terminal's hang-up (SIGHUP to the whole process group) or
+`kill -HUP` once ended a one-worker gateway at once, and every client waiting on it got no reply;
+then it drained and stopped, as on SIGTERM; now the gateway serves on, on the file's config.
+(tests/serve/test_reload.py reloads under steady traffic.)
 
 A real `bench-gateway serve` subprocess; the simulated upstream runs in the test's process on a
 clock the test moves, so the four calls are in flight when the signal lands, however slow the
@@ -62,7 +64,7 @@ def slow_gateway(sim, tmp_path):  # noqa: F811
     ids=["one worker, kill -HUP", "one worker, hang-up", "two workers, kill -HUP",
          "two workers, hang-up"],
 )  # fmt: skip
-def test_sighup_lets_every_request_in_flight_finish_then_exits_cleanly(
+def test_sighup_reloads_and_every_request_in_flight_gets_its_whole_reply(
     slow_gateway,
     sim,  # noqa: F811
     clock,  # noqa: F811
@@ -81,15 +83,18 @@ def test_sighup_lets_every_request_in_flight_finish_then_exits_cleanly(
     ]
     wait_until(lambda: len(in_flight(sim, ["alpha"])) == CLIENTS, timeout=HANG_S)
 
+    raw = yaml.safe_load(gateway.config.read_text())
+    raw["collections"]["quick"] = {"members": ["beta"], "description": "new on the reload"}
+    gateway.config.write_text(yaml.safe_dump(raw))
     assert gateway.proc is not None
     if to == "group":  # a terminal's hang-up: every process of the foreground group
         os.killpg(gateway.proc.pid, signal.SIGHUP)
     else:
         gateway.signal(signal.SIGHUP)
-    gateway.wait_for_output("Shutting down", count=workers)  # draining, not killed
+    gateway.wait_for_output("INFO:     Reloaded ")  # every process on the new config
     assert all(thread.is_alive() for thread, _ in asked)  # still held: nobody was cut off
 
-    clock.advance(HELD)  # the model answers now, after the gateway began to stop
+    clock.advance(HELD)  # the model answers now, after the reload
     panels = []
     for thread, outcome in asked:
         thread.join(HANG_S)
@@ -99,7 +104,15 @@ def test_sighup_lets_every_request_in_flight_finish_then_exits_cleanly(
         (seat,) = response.json()["bench"]["seats"]
         assert seat["status"] == "ok" and seat["answer"]
         panels.append(response.json()["bench"]["panel"])
+    with httpx.Client(timeout=HANG_S) as http:  # serving on, on the new config
+        quick = http.post(
+            f"{gateway.url}/v1/chat/completions",
+            json={"model": "bench/quick", "messages": [{"role": "user", "content": "hi"}]},
+        )
+    assert quick.status_code == 200, quick.text
+    panels.append(quick.json()["bench"]["panel"])
 
+    gateway.signal(signal.SIGTERM)
     code = gateway.wait()
     assert code == 0, f"exit code {code}:\n{gateway.output()}"
     rows = db_rows(tmp_path / "records.db", "SELECT panel_id, status FROM calls")
