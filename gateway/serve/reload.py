@@ -116,7 +116,10 @@ class Running:
             raise StartFailed(said[0] if said else repr(failure))
         if self.onboarding:  # new models on a running bench (contract §19)
             runtime = self.app.state.runtime
-            self._onboard = loop.create_task(onboard(runtime, self.onboarding), name="onboard")
+            quick_set = self.app.state.suite.onboard  # the suite's quick set (gateway/suite/)
+            self._onboard = loop.create_task(
+                onboard(runtime, self.onboarding, quick_set), name="onboard"
+            )
 
     async def serve(self, scope: Any, receive: Any, send: Any) -> None:
         self.in_flight += 1
