@@ -196,6 +196,10 @@ class GatewaySettings(_Section):
     max_panels_in_flight: int = Field(default=256, ge=1)
     max_seats_in_flight: int = Field(default=2048, ge=1)
     max_messages: int = Field(default=1000, ge=1)
+    # A conversation carrying more than this many of a panel's own replies is refused (400,
+    # naming `:route`): an agent that waits for a tool call a panel never makes asks again and
+    # again (hundreds of panels a minute). 20 is far past a person's back-and-forth with a panel.
+    panel_turns_max: int = Field(default=20, ge=1)
     route_explore: float = Field(default=0.25, ge=0, le=1)
     # Route mode: the wait for a member's first piece (text, a tool call, or reasoning) before
     # the turn goes to the next; the last member left waits seat_timeout_s (docs/reliability.md)
