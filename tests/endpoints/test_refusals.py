@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import openai
 import pytest
 
@@ -121,6 +123,24 @@ def test_a_mistyped_name_gets_a_did_you_mean_wherever_it_is_named(gateway, sim, 
     shown = gateway.http.post("/api/show", json={"model": "bench/reviewrs"})
     assert shown.status_code == 404 and "did you mean bench/reviewers?" in shown.text
     nothing_happened(sim, tmp_path / "records.db")
+
+
+def test_a_did_you_mean_ends_its_sentence(gateway, sim):
+    """The guess is a question: the sentence after it starts afresh ("?." and "?;" read oddly)."""
+    messages = []
+    for model, shape in (
+        ("bench/reviewrs", None),
+        ("bench/tiro:route", None),
+        ("bench/trio", "reveiw"),
+    ):
+        headers = {"X-Panel-Shape": shape} if shape else {}
+        with pytest.raises(openai.APIStatusError) as caught:
+            gateway.ask(model, extra_headers=headers)
+        messages.append(caught.value.body["message"])
+    messages.append(gateway.http.get("/v1/models/bench/reviewrs").json()["error"]["message"])
+    for message in messages:
+        assert "did you mean" in message and not re.search(r"\?[.;]", message), message
+    assert "did you mean bench/reviewers? Collections: bench/" in messages[0]
 
 
 def test_nothing_close_gets_no_guess(gateway, sim):
