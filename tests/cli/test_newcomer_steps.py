@@ -8,6 +8,8 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).parents[2]
 CLI = f"{sys.executable} -m gateway.cli"
 
@@ -47,3 +49,18 @@ def test_check_config_writes_connection_facts_as_the_file_would():
     assert any("preferred=true" in line for line in lines)
     assert all("cool_together=false" in line and "None" not in line for line in lines), lines
     assert not any("False" in line or "True" in line for line in lines), lines
+
+
+def test_check_config_refuses_collection_names_that_differ_only_in_case(tmp_path):
+    """Collection names are case-sensitive, as model ids are: two a shift key apart would be
+    asked for by mistake, so the config names the pair."""
+    raw = yaml.safe_load((ROOT / "config" / "bench.yaml").read_text())
+    raw["collections"]["Reviewers"] = dict(raw["collections"]["reviewers"])
+    bad = tmp_path / "bench.yaml"
+    bad.write_text(yaml.safe_dump(raw, sort_keys=False))
+    done = shell(f"{CLI} check-config --config {bad}")
+    assert done.returncode == 1
+    assert (
+        "collections.Reviewers: the collection name 'Reviewers' differs from 'reviewers' only in "
+        "case; names are case-sensitive, so rename one"
+    ) in done.stderr

@@ -225,3 +225,14 @@ def test_every_json_reply_ends_with_a_newline_as_curl_shows_it(gateway, sim):
         assert reply.headers["content-type"].startswith("application/json"), reply.request.url
         assert reply.content.endswith(b"\n") and not reply.content.endswith(b"\n\n"), reply.text
     assert [r.status_code for r in replies[-4:]] == [404, 400, 415, 404]
+
+
+def test_a_collection_asked_in_another_case_is_named_as_written(gateway, sim, tmp_path):
+    """Names are case-sensitive; a request that differs only in case is told so."""
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/Trio")
+    message = caught.value.body["message"]
+    assert "Unknown collection 'Trio'; did you mean bench/trio (names are case-sensitive)?" in (
+        message
+    )
+    nothing_happened(sim, tmp_path / "records.db")
