@@ -87,8 +87,8 @@ def merged(answers: str) -> str:
     for point, who in said.items():
         if point not in agreed or len(seats) == 1:
             apart.setdefault(tuple(who), []).append(point)
-    for who, points in apart.items():
-        names = " and ".join([", ".join(who[:-1]), who[-1]] if len(who) > 1 else who)
+    for makers, points in apart.items():
+        names = " and ".join([", ".join(makers[:-1]), makers[-1]] if len(makers) > 1 else makers)
         lines += ["", f"Only {names}:", *(f"- {p}" for p in points)]
     return "\n".join(lines)
 
