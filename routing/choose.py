@@ -77,7 +77,7 @@ class _Table:
             known = ", ".join(catalog.shape_names)
             hint = did_you_mean(ask.shape, catalog.shape_names, "{!r}")
             raise UnknownShape(
-                f"Unknown panel shape {echo(ask.shape)!r}{hint}; known shapes: {known}."
+                f"Unknown panel shape {echo(ask.shape)!r}{hint or ';'} Known shapes: {known}."
             )
         self.roles = roles
         self.seats: list[Seat] = []
@@ -211,7 +211,7 @@ def _seat_members(table: _Table) -> int:
         names = [c.name for c in catalog.collections]
         hint = did_you_mean(ask.collection, names, "bench/{}")
         raise UnknownCollection(
-            f"Unknown collection {echo(ask.collection)!r}{hint}. Collections: {lines}; "
+            f"Unknown collection {echo(ask.collection)!r}{hint or '.'} Collections: {lines}; "
             f"or bench/{ROUTER_PANEL}."
         )
     limits = catalog.limits

@@ -16,7 +16,11 @@ def closest(name: str, known: Iterable[str]) -> str | None:
 def did_you_mean(name: str, known: Iterable[str], shown: str = "{}") -> str:
     """`; did you mean X?` (X the closest known name, written as *shown* formats it), or ""."""
     found = closest(name, known)
-    return f"; did you mean {shown.format(found)}?" if found is not None else ""
+    if found is None:
+        return ""
+    if found.lower() == name.lower():  # the one slip a reader may not see: say it
+        return f"; did you mean {shown.format(found)} (names are case-sensitive)?"
+    return f"; did you mean {shown.format(found)}?"
 
 
 def echo(name: str, limit: int = 100) -> str:

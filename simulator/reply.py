@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from routing.text import content_text
-from simulator import flood, suite
+from simulator import flood, reading, suite
 from simulator.errors import error_body
 from simulator.exchange import Exchange
 from simulator.shaped import shaped
@@ -52,6 +52,8 @@ async def reply(ex: Exchange, payload: dict[str, Any]) -> None:
     echo = f" You said: {last_user[:80]}" if last_user else ""  # tells seats apart in tests
     default = f"Simulated answer from {ex.model}.{echo}"
     answer = "" if b["empty"] else default if b["answer"] is None else b["answer"]
+    if b["reads_prompt"] and not b["empty"]:
+        answer = reading.answer(ex.model, messages) or answer
     if b["suite_skill"] is not None and not b["empty"]:  # a suite task answered with its skill
         answer = suite.answer(ex.model, last_user, b["suite_skill"], b["suite_dirs"]) or answer
     if b["answer_bytes"] is not None:  # streamed, its pieces are made in `stream`
@@ -63,6 +65,8 @@ async def reply(ex: Exchange, payload: dict[str, Any]) -> None:
         answer = f"The tool said: {content_text(last.get('content'))[:200]}"
     answer = shaped(answer, payload.get("response_format"))  # JSON when JSON is asked for
     calls = b["tool_call"] if payload.get("tools") and last.get("role") != "tool" else None
+    if calls is None and b["calls_offered_tools"] and last.get("role") != "tool":
+        calls = reading.offered_call(payload.get("tools"), messages)
     prompt_tokens = len("".join(content_text(m.get("content")) for m in messages)) // 4
     said = len(answer.split()) if b["answer_bytes"] is None else b["answer_bytes"] // 5
     usage = {

@@ -57,6 +57,11 @@ BEHAVIOUR_KEYS = MappingProxyType(
         # its last message is not a tool result, answer with these calls (route mode's agents
         # need a model that calls; a list, several calls in one turn, as parallel tool calls are)
         "tool_call": ((dict, list), None),
+        # answer from the prompt: points a reviewer would flag in it, a merge when asked to merge
+        # a panel; and call an offered tool whose arguments are a place the prompt names
+        # (simulator/reading.py: the demo's models show what a merge and a tool call are)
+        "reads_prompt": ((bool,), False),
+        "calls_offered_tools": ((bool,), False),
         "error_after": ((int,), None),  # streamed: a 500 error event after this many pieces
         # a request whose last message is the assistant's (a prefill to continue) gets a 400,
         # as providers that take no assistant prefill answer it

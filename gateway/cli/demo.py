@@ -2,6 +2,8 @@
 
 It starts the simulated upstream and a gateway on the shipped demo config, asks one real panel
 through the official OpenAI SDK, prints every seat's answer with its call id, and keeps serving.
+Its simulated models answer from the prompt (simulator/reading.py), so their answers overlap
+and differ as a panel's do.
 Its records live in a temporary folder that goes when the demo does (Ctrl-C or SIGTERM too).
 """
 
@@ -11,6 +13,7 @@ import io
 import signal
 import sys
 import tempfile
+import textwrap
 import threading
 from importlib import resources
 from pathlib import Path
@@ -95,7 +98,8 @@ def show(completion: Any, url: str) -> None:
             f"── {seat['seat']} — {seat['alias']} ({seat['connection']}) · {seat['status']} · "
             f"{seat['seconds']:.2f} s · call {seat['call']}"
         )
-        print(f"   {seat['answer'] or seat['error']}\n")
+        said = seat["answer"] or seat["error"] or ""
+        print(textwrap.indent(said, "   ") + "\n")  # every line of it under its seat
     first = bench["seats"][0]["call"]
     print("Send a verdict on any call id, then read its record, e.g.:")
     print(

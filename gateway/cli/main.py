@@ -35,6 +35,15 @@ EXAMPLES = """examples:
 """
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("bench-gateway")
+    except PackageNotFoundError:  # run from a tree that was never installed
+        return "unknown (not installed)"
+
+
 def _config_path(given: str | None) -> str:
     return given or os.environ.get("BENCH_CONFIG") or DEFAULT_CONFIG
 
@@ -46,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"bench-gateway {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, help_text: str, example: str) -> argparse.ArgumentParser:
@@ -132,6 +142,18 @@ def _workers_flag(text: str) -> int | str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # whoever read the output stopped reading (`check-config | head`): it has what it
+        # wanted, so no error; the rest goes nowhere (nor fails again at exit)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     if extra and not client_cli.takes_late_prompt(args, extra):
@@ -172,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     except PortInUse as exc:
         print(f"bench-gateway: {exc.advice(args.command)}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise
     except (OSError, ValueError) as exc:
         print(f"bench-gateway: {exc}", file=sys.stderr)
         return 1
@@ -227,8 +251,8 @@ def check_config(path: str, out: TextIO | None = None, err: TextIO | None = None
     for name in sorted({m.connection for m in catalog.models}):
         spec = config.connections.get(name)
         facts = (
-            f" rpm={spec.rpm} rpd={spec.rpd} preferred={spec.preferred} "
-            f"cool_together={spec.cool_together}"
+            f" rpm={_as_yaml(spec.rpm)} rpd={_as_yaml(spec.rpd)} "
+            f"preferred={_as_yaml(spec.preferred)} cool_together={_as_yaml(spec.cool_together)}"
             if spec
             else ""
         )
@@ -271,6 +295,7 @@ def simulate(host: str, port: int, spec_path: str | None) -> int:
     from simulator import create_sim_app, load_spec
 
     log = logging.getLogger("bench.simulator")
+    log.addFilter(_simulator_line)  # its lines told apart from a gateway's in one terminal
     spec = load_spec(spec_path) if spec_path else None
     app = create_sim_app(spec)
     app.add_middleware(AccessLog, gateway=False, logger=log)
@@ -287,6 +312,14 @@ def simulate(host: str, port: int, spec_path: str | None) -> int:
     # uvicorn re-raises a captured SIGTERM once it has stopped: a no-op handler makes it exit 0
     signal.signal(signal.SIGTERM, lambda *_: None)
     return run_server(app, sock, listening, log_level="warning", access_log=False)
+
+
+def _simulator_line(record: logging.LogRecord) -> bool:
+    """`[simulator]` before each of the simulator's lines: run beside `serve` in one terminal
+    (the README's `simulate &`), both log `POST /v1/chat/completions 200` in the same format."""
+    if not str(record.msg).startswith("[simulator] "):
+        record.msg = f"[simulator] {record.msg}"
+    return True
 
 
 if __name__ == "__main__":

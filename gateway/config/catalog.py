@@ -136,6 +136,7 @@ def read_collections(
 ) -> list[Collection]:
     out = []
     above = None
+    lowered: dict[str, str] = {}  # a name in lower case -> the name as written first
     for name, value in items(raw, "collections", problems):
         loc: tuple[str | int, ...] = ("collections", name)
         if name in CollectionSpec.model_fields and not isinstance(value, dict):
@@ -149,6 +150,15 @@ def read_collections(
         if name == ROUTER_PANEL or not plain_name(name):
             what = "reserved for the router's panel" if name == ROUTER_PANEL else "not a plain name"
             problems.append(f"{where(loc)}: the collection name {name!r} is {what}")
+            continue
+        # names are case-sensitive (as model ids are), so two that differ only in case would
+        # be one slip of a client's shift key apart: refused
+        twin = lowered.setdefault(str(name).lower(), str(name))
+        if twin != name:
+            problems.append(
+                f"{where(loc)}: the collection name {name!r} differs from {twin!r} only in "
+                "case; names are case-sensitive, so rename one"
+            )
             continue
         spec: CollectionSpec | None = check(CollectionSpec, value, loc, problems)
         if spec is None:

@@ -181,6 +181,15 @@ class GatewaySettings(Section):
         ge=1,
         description="A request with more messages than this is refused by name.",
     )
+    panel_turns_max: int = Field(
+        default=20,
+        ge=1,
+        description=(
+            "A conversation carrying more than this many of a panel's own replies is refused "
+            "(400, naming `:route`): an agent waiting for a tool call a panel never makes would "
+            "ask again and again. 20 is far past a person's back-and-forth with a panel."
+        ),
+    )
     route_explore: float = Field(
         default=0.25,
         ge=0,

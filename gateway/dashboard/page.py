@@ -76,6 +76,7 @@ async def index(request: Request) -> Response:
         "before": before,
         "signed_in": access_of(request).signed_in(request),
         "keys": keys,
+        "require_keys": runtime.config.gateway.require_keys,
         "usage": usage,
         **evidence_context(runtime),
     }

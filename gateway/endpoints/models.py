@@ -79,5 +79,6 @@ async def get_model(request: Request) -> Response:
     bare = wanted.startswith(COLLECTION_PREFIX)
     hint = did_you_mean(wanted, ids if bare else [i.removeprefix(COLLECTION_PREFIX) for i in ids])
     raise NotFound(
-        f"Unknown model {echo(wanted, 200)!r}{hint}; GET /v1/models lists them.", param="model"
+        f"Unknown model {echo(wanted, 200)!r}{hint or ';'} GET /v1/models lists them.",
+        param="model",
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.formats.format import Format
+from gateway.panel.ask import refuse_panel_loop
 from gateway.panel.run import PanelRun
 from gateway.panel.seating import start_panel
 from gateway.request.client import Client
@@ -26,4 +27,5 @@ async def ask_panel(
     run holds *ticket* until it ends; a refusal here leaves it to the caller
     (endpoints/asking.py), which gives it back."""
     ask = fmt.read(body, headers, runtime.config)
+    refuse_panel_loop(ask.messages, runtime.config.gateway.panel_turns_max)
     return await start_panel(runtime, client, ask, ticket)

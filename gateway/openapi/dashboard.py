@@ -67,6 +67,44 @@ def _with_alias(item: Schema) -> Schema:
 _SIGNED_IN = {"type": "object", "required": ["signed_in"], "properties": {"signed_in": {
     "type": "boolean"}}}  # fmt: skip
 _UNSIGNED = {"401": "sign in first (the admin token)"}
+
+# One event of `/ui/events` (OpenAPI 3.1: an event stream's schema describes each event); its
+# data is JSON text: the newest panel, seat and verdict row ids (gateway/dashboard/page.py).
+_EVENT: Schema = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"enum": ["hello", "change"]},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0},
+                "minItems": 3,
+                "maxItems": 3,
+            },
+        },
+    },
+}
+# What `POST /mcp` takes: one JSON-RPC 2.0 message (a request or notification names a method,
+# a response an id); `{}` is none of them.
+_JSON_RPC: Schema = {
+    "type": "object",
+    "description": "a JSON-RPC 2.0 message",
+    "required": ["jsonrpc"],
+    "properties": {
+        "jsonrpc": {"const": "2.0"},
+        "method": {"type": "string", "minLength": 1},
+        "id": {"type": ["string", "integer"]},
+        "params": {"type": "object"},
+    },
+    "anyOf": [
+        {"required": ["method"]},
+        {"required": ["id", "result"]},
+        {"required": ["id", "error"]},
+    ],
+}
 PATHS: dict[str, Any] = {
     "/": _page(
         "The dashboard: recent panels with every seat, owed verdicts, models, limits, keys",
@@ -91,8 +129,9 @@ PATHS: dict[str, Any] = {
             "summary": "Server-sent events: `change` whenever a panel, seat or verdict is written",
             "responses": {
                 "200": {
-                    "description": "an event stream",
-                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                    "description": "an event stream: `hello` first, then `change`; each "
+                    "event's data is the newest panel, seat and verdict row ids, as JSON",
+                    "content": {"text/event-stream": {"schema": _EVENT}},
                 },
                 "401": _error("sign in first"),
             },
@@ -168,11 +207,7 @@ PATHS: dict[str, Any] = {
             "pending_verdicts (contract §12); same keys and scopes as every route",
             "requestBody": {
                 "required": True,
-                "content": {
-                    "application/json": {
-                        "schema": {"type": "object", "description": "a JSON-RPC message"}
-                    }
-                },
+                "content": {"application/json": {"schema": _JSON_RPC}},
             },
             "responses": {
                 "200": {

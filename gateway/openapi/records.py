@@ -97,7 +97,13 @@ CONVERSATION_RECORD: Schema = {
 PANEL_RECORD: Schema = {
     "type": "object",
     "required": [*PANEL_FIELDS, "seats"],
-    "properties": {"seats": {"type": "array", "items": {"type": "object"}}},
+    "properties": {
+        "seats": {"type": "array", "items": {"type": "object"}},
+        # JSON lists, written as lists (never JSON text inside a string); null on old rows
+        "skipped": {"type": ["array", "null"], "items": {"type": "object"}},
+        "notes": {"type": ["array", "null"], "items": {"type": "string"}},
+        "reserves": {"type": ["array", "null"], "items": {"type": "string"}},
+    },
 }
 
 _IDS: Schema = {"type": "array", "items": {"type": "string"}}

@@ -258,3 +258,24 @@ def refuse_demanded_call(choice: Any, field: str) -> None:
         "seat side by side. Ask bench/<collection>:route for a tool-calling turn.",
         param=field,
     )
+
+
+PANEL_REPLY = "**Panel** `"  # how a panel's reply opens (gateway/panel/reply.py `header_line`)
+
+
+def refuse_panel_loop(messages: list[dict[str, Any]], most: int) -> None:
+    """A conversation that carries more than *most* of a panel's own replies is an agent in a
+    loop (it waits for a tool call a panel never makes): refused, naming route mode, before it
+    seats another panel (gateway.panel_turns_max)."""
+    replies = sum(
+        1
+        for m in messages
+        if m.get("role") == "assistant" and conversation_text([m]).lstrip().startswith(PANEL_REPLY)
+    )
+    if replies > most:
+        raise BadRequest(
+            f"This conversation already holds {replies} panel replies (more than "
+            f"gateway.panel_turns_max, {most}): an agent waiting for a tool call gets none from "
+            "a panel, which answers in prose. Ask bench/<collection>:route for an agent's turns.",
+            param="messages",
+        )

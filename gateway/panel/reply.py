@@ -92,7 +92,10 @@ def section(result: SeatResult) -> str:
 
 
 def content(facts: PanelFacts, seats: list[SeatResult]) -> str:
-    return "\n".join([header_line(facts), *(section(r) for r in seats)])
+    """The panel's markdown: the answers first (in seat order), then the seats that failed, so a
+    reader meets what was said before what went wrong."""
+    ordered = sorted(seats, key=lambda r: r.status != SeatStatus.OK)  # (a stable sort)
+    return "\n".join([header_line(facts), *(section(r) for r in ordered)])
 
 
 def usage(seats: list[SeatResult]) -> dict[str, int]:

@@ -62,7 +62,7 @@ async def start_turn(
         known = ", ".join(f"bench/{name}{ROUTE}" for name in names)
         hint = did_you_mean(ask.collection, names, "bench/{}" + ROUTE)
         raise NotFound(
-            f"Unknown collection {echo(ask.collection)!r} for route mode{hint}. "
+            f"Unknown collection {echo(ask.collection)!r} for route mode{hint or '.'} "
             f"Collections: {known}.",
             param="model",
         )

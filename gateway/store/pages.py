@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gateway.store.rows import Row, seat_view
+from gateway.store.rows import Row, load, seat_view
 from gateway.store.statements import OWED_HORIZON, Statements
 
 __all__ = ["MAX_LIMIT", "OWED_HORIZON", "UnknownCursor", "page", "page_query"]
@@ -47,7 +47,7 @@ def page(panels: Sequence[Mapping[str, Any]], seats: Sequence[Any], limit: int) 
     """The page: up to *limit* of *panels* (page_query's rows), each with its seats (the rows
     of `statements.seats_of`) and their current verdicts; `next` is the cursor of the
     following page, or None."""
-    found = [dict(row) for row in panels[:limit]]
+    found = [load(row) for row in panels[:limit]]  # its lists as lists, as /bench/panels/{id}
     by_panel: dict[str, list[Row]] = {}
     for row in seats:
         seat = seat_view(row)

@@ -169,7 +169,7 @@ REQUEST_LINE = re.compile(
     r"^INFO: +(?P<method>[A-Z]+) (?P<path>\S+) (?P<status>\d{3}) key=(?P<key>\S+) "
     r"panel=(?P<panel>\S+) (?P<seconds>\d+\.\d{3})s$"
 )
-SIM_LINE = re.compile(r"^INFO: +POST (?P<path>\S+) 200 \d+\.\d{3}s$")
+SIM_LINE = re.compile(r"^INFO: +\[simulator\] POST (?P<path>\S+) 200 \d+\.\d{3}s$")
 
 
 def test_serve_and_simulate_run_as_processes_and_log_each_request_without_secrets(tmp_path):
@@ -247,6 +247,9 @@ def test_serve_and_simulate_run_as_processes_and_log_each_request_without_secret
     assert f"Simulated upstream on http://127.0.0.1:{sim_port}/v1" in simulated
     assert "spec: config/simulate.yaml" in simulated
     assert [m["path"] for m in map(SIM_LINE.match, simulated.splitlines()) if m]
+    # in one terminal, the simulator's lines are told apart from the gateway's
+    assert all("[simulator] " in line for line in simulated.splitlines() if line.strip())
+    assert "[simulator]" not in served
     for text in (served, simulated):
         for secret in (secret_key, "query-secret", "user=someone", "?", prompt, "Traceback"):
             assert secret not in text

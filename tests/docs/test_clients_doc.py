@@ -23,6 +23,7 @@ import httpx
 import pytest
 import yaml
 
+from simulator.reading import RULES
 from tests.helpers.clients_doc import BLOCK, DOC, DOC_URL, blocks
 from tests.helpers.demo import Demo, a_real_call, newcomer_folder, running_demo, shell_env
 
@@ -32,8 +33,13 @@ SDKS = ("openai-chat", "openai-responses", "openai-completions", "anthropic", "o
 DEMO_MODELS = yaml.safe_load(
     resources.files("gateway.cli").joinpath("demo_simulate.yaml").read_text(encoding="utf-8")
 )["models"]
-# what the demo's simulated models say: a snippet that prints one was answered by them
-ANSWERS = [b["answer"] for b in DEMO_MODELS.values() if b.get("answer")]
+# what the demo's simulated models say (their stock answers, and the points they read from a
+# prompt, up to a cited part): a snippet that prints one was answered by them
+ANSWERS = (
+    [b["answer"] for b in DEMO_MODELS.values() if b.get("answer")]
+    + [point.partition("{")[0] for _name, _pattern, point in RULES]
+    + ["The tool said: "]
+)  # a route member's answer once the snippet's tool has run
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +88,16 @@ def test_the_python_snippet_runs_against_the_demo_as_shipped(demo, title):
     assert done.returncode == 0, done.stderr[-3000:]
     assert answered(done.stdout), done.stdout[-3000:]
     assert panels_recorded(demo) >= 1
+
+
+@pytest.mark.parametrize("title", ["ollama-route", "google-genai-route"])
+def test_the_route_snippet_shows_the_member_calling_the_tool_and_reading_its_result(demo, title):
+    """The demo's member calls the snippet's `weather` for the city asked about, the snippet runs
+    it, and the member's last answer says what the tool said."""
+    done = run([sys.executable, "-c", blocks("python")[title]], environment(demo))
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = [line for line in done.stdout.splitlines() if line.startswith("The tool said: ")]
+    assert said and "sunny in Oslo" in said[0], done.stdout[-3000:]
 
 
 def test_the_structured_output_snippet_parses_the_merged_answer_of_the_demo(demo):

@@ -64,3 +64,14 @@ def test_the_python_snippet_runs_against_the_demo(demo, index):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "never backs off" in done.stdout, done.stdout[-2000:]  # kimi, a member, answered
+
+
+def test_the_merged_snippet_shows_who_agrees_and_who_differs(demo):
+    """The demo's seats read the question: all make its obvious point, some of them more, so the
+    merger's reply names what all of them agree on and who alone said the rest."""
+    code = pointed_at(next(c for c in blocks("python") if ":merged" in c), demo)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    merged = done.stdout.partition("Merged from ")[2]
+    agreed, _, apart = merged.partition("All of them agree:")[2].partition("\nOnly ")
+    assert "never backs off" in agreed and apart.strip(), done.stdout[-2000:]

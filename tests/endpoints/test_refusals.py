@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import openai
 import pytest
 
@@ -123,6 +125,24 @@ def test_a_mistyped_name_gets_a_did_you_mean_wherever_it_is_named(gateway, sim, 
     nothing_happened(sim, tmp_path / "records.db")
 
 
+def test_a_did_you_mean_ends_its_sentence(gateway, sim):
+    """The guess is a question: the sentence after it starts afresh ("?." and "?;" read oddly)."""
+    messages = []
+    for model, shape in (
+        ("bench/reviewrs", None),
+        ("bench/tiro:route", None),
+        ("bench/trio", "reveiw"),
+    ):
+        headers = {"X-Panel-Shape": shape} if shape else {}
+        with pytest.raises(openai.APIStatusError) as caught:
+            gateway.ask(model, extra_headers=headers)
+        messages.append(caught.value.body["message"])
+    messages.append(gateway.http.get("/v1/models/bench/reviewrs").json()["error"]["message"])
+    for message in messages:
+        assert "did you mean" in message and not re.search(r"\?[.;]", message), message
+    assert "did you mean bench/reviewers? Collections: bench/" in messages[0]
+
+
 def test_nothing_close_gets_no_guess(gateway, sim):
     with pytest.raises(openai.NotFoundError) as caught:
         gateway.ask("bench/xyzzy")
@@ -205,3 +225,14 @@ def test_every_json_reply_ends_with_a_newline_as_curl_shows_it(gateway, sim):
         assert reply.headers["content-type"].startswith("application/json"), reply.request.url
         assert reply.content.endswith(b"\n") and not reply.content.endswith(b"\n\n"), reply.text
     assert [r.status_code for r in replies[-4:]] == [404, 400, 415, 404]
+
+
+def test_a_collection_asked_in_another_case_is_named_as_written(gateway, sim, tmp_path):
+    """Names are case-sensitive; a request that differs only in case is told so."""
+    with pytest.raises(openai.NotFoundError) as caught:
+        gateway.ask("bench/Trio")
+    message = caught.value.body["message"]
+    assert "Unknown collection 'Trio'; did you mean bench/trio (names are case-sensitive)?" in (
+        message
+    )
+    nothing_happened(sim, tmp_path / "records.db")

@@ -65,7 +65,7 @@ def count(body: dict[str, Any], headers: dict[str, str], config: Config) -> tupl
         known = ", ".join(f"bench/{name}" for name in names)
         raise NotFound(
             f"Unknown collection {echo(ask.collection)!r}"
-            f"{did_you_mean(ask.collection, names, 'bench/{}')}. Collections: {known}; "
+            f"{did_you_mean(ask.collection, names, 'bench/{}') or '.'} Collections: {known}; "
             f"or bench/{ROUTER_PANEL}.",
             param="model",
         )

@@ -80,8 +80,13 @@ document.addEventListener("submit", async (event) => {
   if (form.classList.contains("note")) {
     const seat = seatOf(form);
     const useful = seat.dataset.judged !== "not-useful";
-    await judge(seat, useful, form.elements.note.value).catch((error) => {
+    const saved = form.querySelector(".saved");
+    saved.textContent = "";
+    await judge(seat, useful, form.elements.note.value).then(() => {
+      saved.textContent = "saved";  // the sign the judging page gives too
+    }).catch((error) => {
       seat.title = error.message;
+      saved.textContent = error.message;
     });
   } else if (form.id === "signin") {
     try {

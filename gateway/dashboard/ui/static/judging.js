@@ -7,6 +7,9 @@
 const seats = [...document.querySelectorAll("#answers [data-call]")];
 const MARKS = ["real", "false"];  // a claim's marks, in the order a click goes through them
 let current = -1;
+// The page put the keys on the first owed seat and nothing has moved them since: the first `j`
+// lands there (the seat already shown as current), not on the seat after it.
+let fresh = false;
 
 function judgeable(seat) {
   return seat.querySelector("button.verdict") !== null;
@@ -16,6 +19,7 @@ function judgeable(seat) {
 // it went, the note's box for one).
 function moveTo(index, focus = true, scroll = true) {
   if (!seats.length) return;
+  fresh = false;
   current = (index + seats.length) % seats.length;
   seats.forEach((seat, n) => seat.classList.toggle("current", n === current));
   const seat = seats[current];
@@ -119,7 +123,7 @@ document.addEventListener("keydown", async (event) => {
     return;
   }
   if (event.key === "j") {
-    moveTo(current + 1);
+    moveTo(fresh ? current : current + 1);
   } else if (event.key === "k") {
     moveTo(current < 0 ? seats.length - 1 : current - 1);
   } else if (event.key === "u" || event.key === "n") {
@@ -143,4 +147,7 @@ for (const seat of seats) {
     if (MARKS.includes(mark)) claim.dataset.mark = mark;
   }
 }
-if (seats.length) moveTo(Math.max(nextOwed(seats.length - 1), 0), true, false);
+if (seats.length) {
+  moveTo(Math.max(nextOwed(seats.length - 1), 0), true, false);
+  fresh = true;
+}
