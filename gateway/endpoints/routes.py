@@ -40,6 +40,7 @@ from gateway.endpoints.records import (
     post_pending,
     post_verdict,
 )
+from gateway.endpoints.reload import reload_config
 from gateway.endpoints.suite import (
     approve_draft,
     bench_suite,
@@ -47,7 +48,6 @@ from gateway.endpoints.suite import (
     run_suite,
     suite_drafts,
 )
-from gateway.endpoints.reload import reload_config
 from gateway.openapi import describe
 from gateway.replies import JSONResponse
 

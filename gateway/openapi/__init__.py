@@ -19,8 +19,8 @@ from gateway.openapi import (
     ollama_gemini,
     openai,
     records,
-    suite,
     reload,
+    suite,
 )
 from gateway.openapi.common import Schema, operation
 from gateway.openapi.enforced import Config, enforced
