@@ -39,14 +39,18 @@ from tests.helpers.clients_doc import DOC_URL, blocks
 
 AGENTS = tuple(SETUPS)
 PARALLEL = 4  # runs at a time: the machine has two cores, and each program mostly starts up
-SLOWEST_FIRST = ("opencode", "aider", "qwen", "gemini", "claude", "codex")  # started first
+SLOWEST_FIRST = ("opencode", "aider", "cline", "qwen", "gemini", "claude", "pi", "cn", "codex")  # started first
 SHELL_TOOL = {  # the agent's own tool for a shell command, and its argument naming the command
     "claude": ("Bash", "command"),
     "codex": ("exec_command", "cmd"),
     "gemini": ("run_shell_command", "command"),
     "opencode": ("bash", "command"),
     "qwen": ("run_shell_command", "command"),
+    "pi": ("bash", "command"),
+    "cn": ("Bash", "command"),
+    "cline": ("run_commands", "commands"),  # a list of commands
 }
+LISTED = {"cline"}  # the agents whose shell tool takes a list of commands
 
 
 def printed(agent: str) -> str:
@@ -65,7 +69,8 @@ def loop_behaviour(agent: str) -> dict[str, object]:
     if agent == "aider":
         return {"answer": f"proof.txt\n```\n{printed(agent)}\n```\n"}
     name, argument = SHELL_TOOL[agent]
-    return {"tool_call": {"name": name, "arguments": {argument: command(agent)}}}
+    value: object = [command(agent)] if agent in LISTED else command(agent)
+    return {"tool_call": {"name": name, "arguments": {argument: value}}}
 
 
 def seat_answer(agent: str, seat: int) -> str:
