@@ -281,12 +281,13 @@ def test_every_agent_is_set_up_by_the_doc_alone():
     replace with their own)."""
     titled = blocks()
     for agent, setup in SETUPS.items():
-        for title in (*setup.files, setup.route, setup.panel):
+        given = (*setup.files, *([setup.first] if setup.first else []))
+        for title in (*given, setup.route, setup.panel):
             assert title in titled, f"docs/clients.md has no block titled {title!r} ({agent})"
         for mode in (setup.route, setup.panel):
-            text = "".join(titled[t] for t in (*setup.files, mode))
+            text = "".join(titled[t] for t in (*given, mode))
             assert DOC_URL in text and DOC_COLLECTION in text, (agent, mode)
-            moved = "".join(settings(t, "http://gw.test", "c") for t in (*setup.files, mode))
+            moved = "".join(settings(t, "http://gw.test", "c") for t in (*given, mode))
             assert DOC_URL not in moved and "http://gw.test" in moved
     assert json.loads(titled["opencode.json"])["provider"]["bench"]["options"]["baseURL"]
     assert set(PINS) == set(SETUPS), "an agent is pinned but not run, or run but not pinned"
