@@ -39,7 +39,8 @@ from tests.helpers.clients_doc import DOC_URL, blocks
 
 AGENTS = tuple(SETUPS)
 PARALLEL = 4  # runs at a time: the machine has two cores, and each program mostly starts up
-SLOWEST_FIRST = ("opencode", "aider", "cline", "qwen", "gemini", "claude", "pi", "cn", "codex")  # started first
+# started first
+SLOWEST_FIRST = ("opencode", "aider", "cline", "qwen", "gemini", "claude", "pi", "cn", "codex")
 SHELL_TOOL = {  # the agent's own tool for a shell command, and its argument naming the command
     "claude": ("Bash", "command"),
     "codex": ("exec_command", "cmd"),
