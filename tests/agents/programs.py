@@ -33,11 +33,13 @@ RUN_TIMEOUT_S = 100.0
 @dataclass(frozen=True)
 class Setup:
     """An agent's blocks in docs/clients.md: its files (titled by where they go: `~/...` under
-    HOME, else in the work folder) and the commands for route mode and for a panel."""
+    HOME, else in the work folder), the commands for route mode and for a panel, and commands
+    that set the agent up before either (Cline's `cline auth`)."""
 
     files: tuple[str, ...]
     route: str
     panel: str
+    first: str = ""
 
 
 SETUPS = {
@@ -46,6 +48,9 @@ SETUPS = {
     "gemini": Setup(("~/.gemini/settings.json",), "gemini-cli-route", "gemini-cli-panel"),
     "opencode": Setup(("opencode.json",), "opencode-route", "opencode-panel"),
     "qwen": Setup((), "qwen-code-route", "qwen-code-panel"),
+    "pi": Setup(("~/.pi/agent/models.json",), "pi-route", "pi-panel"),
+    "cn": Setup(("~/.continue/config.yaml", "~/.continue/panel.yaml"), "cn-route", "cn-panel"),
+    "cline": Setup((), "cline-route", "cline-panel", first="cline-auth"),
     "aider": Setup((), "aider-route", "aider-panel"),
 }
 
@@ -106,6 +111,22 @@ class Run:
         )
 
 
+def end_left_behind(home: Path) -> None:
+    """End what a run left running in a session of its own (Cline's hub daemon): every process
+    whose HOME is the run's own, by its id."""
+    mine = f"HOME={home}".encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone, or not ours to read
+            continue
+        if mine in environ:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(proc.name), signal.SIGKILL)
+
+
 def run(agent: str, mode: str, url: str, collection: str, base: Path) -> Run:
     """One run of *agent* in *mode* (route or panel) against the gateway at *url*: a new HOME and
     work folder under *base*, the doc's files written, its command run in bash there."""
@@ -119,6 +140,8 @@ def run(agent: str, mode: str, url: str, collection: str, base: Path) -> Run:
         place.parent.mkdir(parents=True, exist_ok=True)
         place.write_text(settings(title, url, collection))
     script = settings(setup.route if mode == "route" else setup.panel, url, collection)
+    if setup.first:
+        script = settings(setup.first, url, collection) + script
     env = {
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
         "HOME": str(home),
@@ -146,6 +169,7 @@ def run(agent: str, mode: str, url: str, collection: str, base: Path) -> Run:
             with contextlib.suppress(ProcessLookupError):  # what is left in its group
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            end_left_behind(home)
     seconds = time.monotonic() - began
     ended = "timeout" if rc is None else f"rc={rc}"
     (base / "result").write_text(f"{ended} seconds={seconds:.1f}\n")  # for a look afterwards

@@ -39,14 +39,19 @@ from tests.helpers.clients_doc import DOC_URL, blocks
 
 AGENTS = tuple(SETUPS)
 PARALLEL = 4  # runs at a time: the machine has two cores, and each program mostly starts up
-SLOWEST_FIRST = ("opencode", "aider", "qwen", "gemini", "claude", "codex")  # started first
+# started first
+SLOWEST_FIRST = ("opencode", "aider", "cline", "qwen", "gemini", "claude", "pi", "cn", "codex")
 SHELL_TOOL = {  # the agent's own tool for a shell command, and its argument naming the command
     "claude": ("Bash", "command"),
     "codex": ("exec_command", "cmd"),
     "gemini": ("run_shell_command", "command"),
     "opencode": ("bash", "command"),
     "qwen": ("run_shell_command", "command"),
+    "pi": ("bash", "command"),
+    "cn": ("Bash", "command"),
+    "cline": ("run_commands", "commands"),  # a list of commands
 }
+LISTED = {"cline"}  # the agents whose shell tool takes a list of commands
 
 
 def printed(agent: str) -> str:
@@ -65,7 +70,8 @@ def loop_behaviour(agent: str) -> dict[str, object]:
     if agent == "aider":
         return {"answer": f"proof.txt\n```\n{printed(agent)}\n```\n"}
     name, argument = SHELL_TOOL[agent]
-    return {"tool_call": {"name": name, "arguments": {argument: command(agent)}}}
+    value: object = [command(agent)] if agent in LISTED else command(agent)
+    return {"tool_call": {"name": name, "arguments": {argument: value}}}
 
 
 def seat_answer(agent: str, seat: int) -> str:
@@ -276,12 +282,13 @@ def test_every_agent_is_set_up_by_the_doc_alone():
     replace with their own)."""
     titled = blocks()
     for agent, setup in SETUPS.items():
-        for title in (*setup.files, setup.route, setup.panel):
+        given = (*setup.files, *([setup.first] if setup.first else []))
+        for title in (*given, setup.route, setup.panel):
             assert title in titled, f"docs/clients.md has no block titled {title!r} ({agent})"
         for mode in (setup.route, setup.panel):
-            text = "".join(titled[t] for t in (*setup.files, mode))
+            text = "".join(titled[t] for t in (*given, mode))
             assert DOC_URL in text and DOC_COLLECTION in text, (agent, mode)
-            moved = "".join(settings(t, "http://gw.test", "c") for t in (*setup.files, mode))
+            moved = "".join(settings(t, "http://gw.test", "c") for t in (*given, mode))
             assert DOC_URL not in moved and "http://gw.test" in moved
     assert json.loads(titled["opencode.json"])["provider"]["bench"]["options"]["baseURL"]
     assert set(PINS) == set(SETUPS), "an agent is pinned but not run, or run but not pinned"
