@@ -65,6 +65,8 @@ class Run:
     newcomer_primary_verdicts_only: int | None = None
     newcomer_judged_verdicts_only: int | None = None
     newcomer_quick: float = 0.0  # its quick-set accuracy
+    newcomer_primary_full: int | None = None  # incumbents scored on every review task
+    newcomer_judged_full: int | None = None
     deceiver_first_primary: bool = False
     deceiver_was_primary: bool = False
     deceiver_judged: int | None = None  # verdicts on it when it lost the chair
@@ -125,7 +127,7 @@ class Bench:
     ) -> None:
         self.quality, self.rng, self.use_suite, self.weight = quality, rng, use_suite, weight
         self.standings: dict[str, Standing] = {}
-        self.scores: dict[str, float | tuple[float, int]] = {}
+        self.scores: dict[str, tuple[float, int]] = {}
         self.judged: dict[str, int] = {}
         self.n = 0
 
@@ -186,6 +188,31 @@ def spearman(xs: list[float], ys: list[float]) -> float:
     return statistics.correlation(rx, ry)
 
 
+def newcomer(
+    seed: int,
+    skill: dict[str, float],
+    scores: dict[str, tuple[float, int]],
+    use_suite: bool,
+    weight: float,
+    tasks: Tasks,
+    quick: list[str],
+    name: str,
+) -> tuple[int | None, int | None, float]:
+    """A model of skill 0.97 with its quick set joins a bench settled over 300 judged panels:
+    (panels until it is primary, its verdicts before that panel, its quick-set accuracy)."""
+    settled = Bench(dict(skill), random.Random(seed * 11), use_suite, weight)
+    settled.scores = dict(scores)
+    for _ in range(300):
+        settled.panel()
+    settled.quality["m99"] = 0.97
+    settled.scores["m99"] = tasks.accuracy(name, 0.97, quick)
+    for i in range(1, 61):
+        before = settled.judged.get("m99", 0)  # verdicts given before this panel's
+        if settled.panel() == "m99":
+            return (i, before, settled.scores["m99"][0])
+    return (None, None, settled.scores["m99"][0])
+
+
 def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
     rng = random.Random(seed)
     skills = [round(0.9 - 0.8 * i / 19, 3) for i in range(20)]
@@ -215,22 +242,14 @@ def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
         else:
             out.cold_top2_verdicts_only = first in best
         # the newcomer, on a bench settled over 300 judged panels
-        settled = Bench(dict(skill), random.Random(seed * 11), use_suite, weight)
-        settled.scores = dict(scores)
-        for _ in range(300):
-            settled.panel()
-        settled.quality["m99"] = 0.97
-        settled.scores["m99"] = tasks.accuracy(name("m99"), 0.97, quick)
-        out.newcomer_quick = settled.scores["m99"][0]
-        for i in range(1, 61):
-            before = settled.judged.get("m99", 0)  # verdicts given before this panel's
-            if settled.panel() == "m99":
-                if use_suite:
-                    out.newcomer_primary, out.newcomer_judged = i, before
-                else:
-                    out.newcomer_primary_verdicts_only = i
-                    out.newcomer_judged_verdicts_only = before
-                break
+        got = newcomer(seed, skill, scores, use_suite, weight, tasks, quick, name("m99"))
+        if use_suite:
+            out.newcomer_primary, out.newcomer_judged, out.newcomer_quick = got
+            # ... whose incumbents were scored on every review task (a scheduled run)
+            got = newcomer(seed, skill, full, use_suite, weight, tasks, quick, name("m99"))
+            out.newcomer_primary_full, out.newcomer_judged_full = got[:2]
+        else:
+            out.newcomer_primary_verdicts_only, out.newcomer_judged_verdicts_only = got[:2]
     # the deceiver: perfect on the suite, useless to the judge
     deceived = Bench({**skill, "m98": 0.05}, random.Random(seed * 13), True, weight)
     deceived.scores = {**scores, "m98": tasks.accuracy(name("m98"), 1.0, quick)}
@@ -293,7 +312,11 @@ def summary(runs: list[Run]) -> str:
             f" min {min(r.rho_quick for r in runs):.2f}; all review tasks: median "
             f"{statistics.median(r.rho_full for r in runs):.2f}, min "
             f"{min(r.rho_full for r in runs):.2f}",
+            f"newcomer primary with no verdict: suite {share([r.newcomer_judged == 0 for r in runs])}"
+            f" (incumbents scored on every task {share([r.newcomer_judged_full == 0 for r in runs])}"
+            f"), verdicts only {share([r.newcomer_judged_verdicts_only == 0 for r in runs])}",
             f"newcomer, panels until primary: suite {spread([r.newcomer_primary for r in runs])};"
+            f" incumbents scored on every task {spread([r.newcomer_primary_full for r in runs])};"
             f" verdicts only {spread([r.newcomer_primary_verdicts_only for r in runs])}",
             f"newcomer, its verdicts by then: suite {spread([r.newcomer_judged for r in runs])};"
             f" verdicts only {spread([r.newcomer_judged_verdicts_only for r in runs])}",
