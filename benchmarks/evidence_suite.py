@@ -31,11 +31,11 @@ import statistics
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
-from routing import ROUTER_PANEL, Catalog, Evidence, Model, PanelLimits, PanelRequest, Standing
+from gateway.board import Board
+from gateway.state.figures import Figures
+from routing import ROUTER_PANEL, Catalog, Model, PanelLimits, PanelRequest
 from routing import choose_panel as choose
-from routing.evidence import recent_after
 from routing.prior import PRIOR_WEIGHT
 from simulator import suite
 
@@ -50,6 +50,7 @@ FAULT = (
 VERDICT = "End your answer with exactly one line: `VERDICT: TRUE` or `VERDICT: FALSE`."
 LAST = re.compile(r"^\W*(FAULT: line (\d+)|NO FAULT|VERDICT: (TRUE|FALSE))\W*$", re.IGNORECASE)
 LIMITS = PanelLimits(max_calls=4, max_explorers=2, reserves=2)
+ALIASES = [f"m{i:02d}" for i in range(1, 21)] + ["m98", "m99"]  # the bench, deceiver, newcomer
 
 
 @dataclass
@@ -65,6 +66,8 @@ class Run:
     newcomer_primary_verdicts_only: int | None = None
     newcomer_judged_verdicts_only: int | None = None
     newcomer_quick: float = 0.0  # its quick-set accuracy
+    newcomer_primary_full: int | None = None  # incumbents scored on every review task
+    newcomer_judged_full: int | None = None
     deceiver_first_primary: bool = False
     deceiver_was_primary: bool = False
     deceiver_judged: int | None = None  # verdicts on it when it lost the chair
@@ -118,16 +121,22 @@ class Tasks:
 
 
 class Bench:
-    """A router's records: standings from verdicts, suite scores when `suite` is on."""
+    """A router's records, kept as the gateway keeps them: its live figures on a board
+    (gateway/state/figures.py), seats and verdicts counted there, suite scores published there
+    when `suite` is on, and the evidence routing reads taken from them (`Figures.evidence`)."""
 
     def __init__(
         self, quality: dict[str, float], rng: random.Random, use_suite: bool, weight: float
     ) -> None:
-        self.quality, self.rng, self.use_suite, self.weight = quality, rng, use_suite, weight
-        self.standings: dict[str, Standing] = {}
-        self.scores: dict[str, float | tuple[float, int]] = {}
+        self.quality, self.rng, self.use_suite = quality, rng, use_suite
+        self.figures = Figures(Board.private(), ALIASES, [SHAPE], prior_weight=weight)
         self.judged: dict[str, int] = {}
         self.n = 0
+
+    def score(self, alias: str, score: tuple[float, int]) -> None:
+        """A model's suite figures on the shape, published as a suite run publishes them."""
+        if self.use_suite:
+            self.figures.learn_suite(alias, SHAPE, *score)
 
     def catalog(self) -> Catalog:
         models = tuple(
@@ -136,35 +145,18 @@ class Bench:
         )
         return Catalog(models=models, limits=LIMITS)
 
-    def evidence(self) -> Evidence:
-        suite_scores = {a: MappingProxyType({SHAPE: s}) for a, s in self.scores.items()}
-        return Evidence(
-            MappingProxyType(dict(self.standings)),
-            MappingProxyType(suite_scores if self.use_suite else {}),
-            self.weight,
-        )
-
     def panel(self, judge_share: float = 0.6) -> str:
         """One router panel, judged; its primary's alias."""
         self.n += 1
         ask = PanelRequest(ROUTER_PANEL, SHAPE, seed=self.n)
-        seats = choose(ask, self.catalog(), self.evidence(), float(self.n)).seats
+        evidence = self.figures.evidence({}, SHAPE, aliases=sorted(self.quality))
+        seats = choose(ask, self.catalog(), evidence, float(self.n)).seats
         for seat in seats:
-            old = self.standings.get(seat.alias, Standing())
-            useful, judged, recent = dict(old.useful), dict(old.judged), dict(old.recent)
+            self.figures.seated(seat.alias, float(self.n))
             if self.rng.random() < judge_share:
                 good = self.rng.random() < self.quality[seat.alias]
-                useful[SHAPE] = useful.get(SHAPE, 0) + good
-                judged[SHAPE] = judged.get(SHAPE, 0) + 1
-                recent[SHAPE] = recent_after(recent.get(SHAPE, (0.0, 0.0)), good)
+                self.figures.verdict(seat.alias, SHAPE, good, None)
                 self.judged[seat.alias] = self.judged.get(seat.alias, 0) + 1
-            self.standings[seat.alias] = Standing(
-                last_seated=float(self.n),
-                seated=old.seated + 1,
-                useful=MappingProxyType(useful),
-                judged=MappingProxyType(judged),
-                recent=MappingProxyType(recent),
-            )
         return next(s.alias for s in seats if s.name == "primary")
 
 
@@ -186,6 +178,33 @@ def spearman(xs: list[float], ys: list[float]) -> float:
     return statistics.correlation(rx, ry)
 
 
+def newcomer(
+    seed: int,
+    skill: dict[str, float],
+    scores: dict[str, tuple[float, int]],
+    use_suite: bool,
+    weight: float,
+    tasks: Tasks,
+    quick: list[str],
+    name: str,
+) -> tuple[int | None, int | None, float]:
+    """A model of skill 0.97 with its quick set joins a bench settled over 300 judged panels:
+    (panels until it is primary, its verdicts before that panel, its quick-set accuracy)."""
+    settled = Bench(dict(skill), random.Random(seed * 11), use_suite, weight)
+    for alias, score in scores.items():
+        settled.score(alias, score)
+    for _ in range(300):
+        settled.panel()
+    settled.quality["m99"] = 0.97
+    quick_score = tasks.accuracy(name, 0.97, quick)
+    settled.score("m99", quick_score)
+    for i in range(1, 61):
+        before = settled.judged.get("m99", 0)  # verdicts given before this panel's
+        if settled.panel() == "m99":
+            return (i, before, quick_score[0])
+    return (None, None, quick_score[0])
+
+
 def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
     rng = random.Random(seed)
     skills = [round(0.9 - 0.8 * i / 19, 3) for i in range(20)]
@@ -205,35 +224,30 @@ def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
     out.rho_full = spearman([full[a][0] for a in order], [skill[a] for a in order])
     for use_suite in (True, False):
         cold = Bench(dict(skill), random.Random(seed * 7), use_suite, weight)
-        cold.scores = dict(scores)
+        for alias, score in scores.items():
+            cold.score(alias, score)
         first = cold.panel(judge_share=0.0)
         if use_suite:
             out.cold_top2 = first in best
             cold = Bench(dict(skill), random.Random(seed * 7), use_suite, weight)
-            cold.scores = dict(full)
+            for alias, score in full.items():
+                cold.score(alias, score)
             out.cold_top2_full = cold.panel(judge_share=0.0) in best
         else:
             out.cold_top2_verdicts_only = first in best
         # the newcomer, on a bench settled over 300 judged panels
-        settled = Bench(dict(skill), random.Random(seed * 11), use_suite, weight)
-        settled.scores = dict(scores)
-        for _ in range(300):
-            settled.panel()
-        settled.quality["m99"] = 0.97
-        settled.scores["m99"] = tasks.accuracy(name("m99"), 0.97, quick)
-        out.newcomer_quick = settled.scores["m99"][0]
-        for i in range(1, 61):
-            before = settled.judged.get("m99", 0)  # verdicts given before this panel's
-            if settled.panel() == "m99":
-                if use_suite:
-                    out.newcomer_primary, out.newcomer_judged = i, before
-                else:
-                    out.newcomer_primary_verdicts_only = i
-                    out.newcomer_judged_verdicts_only = before
-                break
+        got = newcomer(seed, skill, scores, use_suite, weight, tasks, quick, name("m99"))
+        if use_suite:
+            out.newcomer_primary, out.newcomer_judged, out.newcomer_quick = got
+            # ... whose incumbents were scored on every review task (a scheduled run)
+            got = newcomer(seed, skill, full, use_suite, weight, tasks, quick, name("m99"))
+            out.newcomer_primary_full, out.newcomer_judged_full = got[:2]
+        else:
+            out.newcomer_primary_verdicts_only, out.newcomer_judged_verdicts_only = got[:2]
     # the deceiver: perfect on the suite, useless to the judge
     deceived = Bench({**skill, "m98": 0.05}, random.Random(seed * 13), True, weight)
-    deceived.scores = {**scores, "m98": tasks.accuracy(name("m98"), 1.0, quick)}
+    for alias, score in {**scores, "m98": tasks.accuracy(name("m98"), 1.0, quick)}.items():
+        deceived.score(alias, score)
     was_primary = False
     for _ in range(120):
         before = deceived.judged.get("m98", 0)
@@ -293,7 +307,12 @@ def summary(runs: list[Run]) -> str:
             f" min {min(r.rho_quick for r in runs):.2f}; all review tasks: median "
             f"{statistics.median(r.rho_full for r in runs):.2f}, min "
             f"{min(r.rho_full for r in runs):.2f}",
+            f"newcomer primary with no verdict: suite "
+            f"{share([r.newcomer_judged == 0 for r in runs])} (incumbents scored on every task "
+            f"{share([r.newcomer_judged_full == 0 for r in runs])}), verdicts only "
+            f"{share([r.newcomer_judged_verdicts_only == 0 for r in runs])}",
             f"newcomer, panels until primary: suite {spread([r.newcomer_primary for r in runs])};"
+            f" incumbents scored on every task {spread([r.newcomer_primary_full for r in runs])};"
             f" verdicts only {spread([r.newcomer_primary_verdicts_only for r in runs])}",
             f"newcomer, its verdicts by then: suite {spread([r.newcomer_judged for r in runs])};"
             f" verdicts only {spread([r.newcomer_judged_verdicts_only for r in runs])}",

@@ -69,7 +69,7 @@ class Runtime:
         catalog = self.config.catalog
         aliases = [m.alias for m in catalog.models]
         shapes = [name for name, _ in catalog.shapes]
-        self.figures = Figures(self.board, aliases, shapes, journal)
+        self.figures = Figures(self.board, aliases, shapes, journal, self.config.suite.prior_weight)
         self.rate_limits = RateLimits(self.config, self.clock, self.board, journal)
         self.conversations = Conversations(self.board, self.clock, journal)
         lifecycle = self.config.lifecycle

@@ -128,6 +128,16 @@ class Evidence:
         """Wilson's interval of the model's useful rate on *shape*, its suite prior counted."""
         return wilson(*self.weights_on(alias, shape))
 
+    def suite_bound_on(self, alias: str, shape: str) -> float | None:
+        """The lower bound of the model's suite accuracy on *shape* with every answer counted
+        (not capped at the prior's weight): how two suite scores compare on equal terms, so
+        8 of 8 ranks above 7 of 8 and 32 of 32 above 8 of 8. None without a score."""
+        score = self.score_on(alias, shape)
+        if score is None or score[1] <= 0:
+            return None
+        accuracy, answered = score
+        return wilson(min(max(accuracy, 0.0), 1.0) * answered, float(answered))[0]
+
     def proven_on(self, alias: str, shape: str) -> bool:
         """Something says the model is useful on *shape*: a useful verdict or a suite score."""
         prior = pseudo_verdicts(self.score_on(alias, shape), self.prior_weight)

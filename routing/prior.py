@@ -30,3 +30,11 @@ def with_prior(
     """(useful, judged) verdict weights with the suite's pseudo-verdicts added."""
     useful, judged = pseudo_verdicts(score, weight)
     return (verdicts[0] + useful, verdicts[1] + judged)
+
+
+def standing_prior(score: SuiteScore | None, weight: float, judged: int) -> float:
+    """Useful pseudo-verdicts for route mode, which ranks members by useful verdicts (a count,
+    not a rate, so useless ones would never outweigh a fixed prior): each real verdict on the
+    shape takes one pseudo-verdict's place, so the suite ranks an unjudged member and is gone
+    once *judged* reaches the weight."""
+    return pseudo_verdicts(score, max(0.0, weight - max(judged, 0)))[0]

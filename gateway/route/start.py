@@ -43,6 +43,7 @@ from routing import (
     window_of,
 )
 from routing.health import RETIRED, Record
+from routing.prior import standing_prior
 from routing.refusals import did_you_mean, echo
 from routing.route_order import MemberFigures, route_order
 
@@ -84,6 +85,11 @@ async def start_turn(
     figures = {
         m: MemberFigures(
             useful=evidence.standings[m].useful.get(shape, 0),
+            prior=standing_prior(
+                evidence.score_on(m, shape),
+                evidence.prior_weight,
+                evidence.standings[m].judged.get(shape, 0),
+            ),
             last_seated=evidence.standings[m].last_seated,
             cooling=m in cooling or m in unwell,
         )

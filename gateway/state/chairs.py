@@ -29,7 +29,7 @@ def as_seated(evidence: Evidence, aliases: list[str], now: float) -> Evidence:
     for alias in aliases:
         was = evidence.of(alias)
         standings[alias] = dataclasses.replace(was, last_seated=just, seated=was.seated + 1)
-    return Evidence(MappingProxyType(standings))
+    return dataclasses.replace(evidence, standings=MappingProxyType(standings))
 
 
 def with_explorers(plan: Panel, chairs: list[Seat], picked: list[str]) -> Panel:

@@ -16,6 +16,7 @@ from typing import Any, TypedDict
 from gateway.board import Board
 from routing import Evidence, Standing
 from routing.evidence import DECAY, recent_after, recent_from_totals, wilson
+from routing.prior import PRIOR_WEIGHT, SuiteScore
 
 _LOADED, _LATEST = "ledger:loaded", "ledger:latest"
 LATEST = _LATEST  # the time of the latest seating (a shared state marks seats with it too)
@@ -43,8 +44,11 @@ class Figures:
         aliases: Iterable[str],
         shapes: Iterable[str],
         journal: list[list[Any]] | None = None,
+        prior_weight: float = PRIOR_WEIGHT,
     ) -> None:
         self.board = board
+        # pseudo-verdicts a suite score counts as in the evidence (contract §20 suite.prior_weight)
+        self.prior_weight = prior_weight
         self.aliases = tuple(aliases)
         self.shapes = frozenset(shapes)
         # A shared live state (gateway/state) sends these changes on; None: the board is all.
@@ -197,9 +201,11 @@ class Figures:
         scarce: frozenset[str] = frozenset(),
         aliases: Iterable[str] | None = None,
     ) -> Evidence:
-        """Every model's standing (or only *aliases*'), with its verdicts on *shape* (the one
-        routing asks about); *scarce*: models whose provider said few requests remain."""
+        """Every model's standing (or only *aliases*'), with its verdicts and suite score on
+        *shape* (the one routing asks about); *scarce*: models whose provider said few requests
+        remain."""
         standings = {}
+        suite: dict[str, Mapping[str, SuiteScore]] = {}
         unwell, unlisted = self.unwell(), self.unlisted()
         with self.board.locked():
             for alias in self.aliases if aliases is None else aliases:
@@ -219,7 +225,10 @@ class Figures:
                     unwell=unwell.get(alias),
                     unlisted=alias in unlisted,
                 )
-        return Evidence(MappingProxyType(standings))
+                accuracy, answered = self.board.numbers(_suite(alias, shape))
+                if answered:  # its suite score, counted as pseudo-verdicts (routing/prior.py)
+                    suite[alias] = MappingProxyType({shape: (accuracy, int(answered))})
+        return Evidence(MappingProxyType(standings), MappingProxyType(suite), self.prior_weight)
 
     def row(self, alias: str) -> ModelFigures:
         with self.board.locked():
