@@ -79,7 +79,7 @@ class Runtime:
         )  # fmt: skip
         book = ModelHealth(self.board, aliases, self.clock, journal)
         self.model_health = HealthKeeper(book, rules, catalog, self.store, self.clock)
-        self.figures.unwell = self.model_health.unwell  # seating skips benched and retired
+        self.figures.unwell = self.model_health.panel_unwell  # panels skip benched and retired
         self.listings = ListingFacts(self.board, aliases, self.clock, journal)
         self.figures.unlisted = self.listings.unlisted  # explorers skip what no listing names
         self.figures.trying = self.model_health.take_trial  # and a trial is taken once

@@ -20,7 +20,7 @@ WITHDRAWN = frozenset({"gone", "paywalled"})  # retired once confirmed
 NEVER_COUNTS = frozenset({"rate_limited", "refused"})
 
 _END_OF_LIFE = re.compile(r"end[ -]of[ -]life|has been (?:retired|decommissioned)", re.IGNORECASE)
-GUARD_WINDOW_S = 60.0  # a connection is down when all its models fail within this
+GUARD_WINDOW_S = 60.0  # a connection is down when all its models fail within this, at most
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,12 @@ class Rules:
     confirm_after_s: float = 600.0
     reprobe_s: float = 86400.0
     auto_retire: bool = True
+
+    @property
+    def guard_window_s(self) -> float:
+        """The connection guard's "within a minute": a minute, or the longest backoff when the
+        settings make that shorter (every time scales with them)."""
+        return min(GUARD_WINDOW_S, self.backoff_max_s)
 
 
 @dataclass(frozen=True)
@@ -63,11 +69,20 @@ class Record:
             self.answered_at is None or self.failed_at > self.answered_at
         )
 
+    @property
+    def awaiting_confirmation(self) -> bool:
+        """Benched by a gone/paywalled failure: only the confirmation probe asks it again."""
+        return self.health == BENCHED and self.first_gone is not None
+
+    def due(self, now: float) -> bool:
+        """Benched and due its trial (not one awaiting its confirmation)."""
+        if self.health != BENCHED or self.awaiting_confirmation or self.next_trial is None:
+            return False
+        return now >= self.next_trial
+
     def seatable(self, now: float) -> bool:
-        """May it be called now: ok, or benched and due its trial."""
-        if self.health == OK:
-            return True
-        return self.health == BENCHED and self.next_trial is not None and now >= self.next_trial
+        """May traffic call it now: ok, or benched and due its trial."""
+        return self.health == OK or self.due(now)
 
 
 @dataclass(frozen=True)
@@ -186,11 +201,12 @@ def down_why(name: str) -> str:
     return f"every model of connection {name} failed at once"
 
 
-def guard(name: str, records: Sequence[Record]) -> Guard:
+def guard(name: str, records: Sequence[Record], window_s: float = GUARD_WINDOW_S) -> Guard:
     """The connection *name*'s health from its models' records (two or more). Down once all
-    failed capacity/timeout within a minute, and down still while its trials fail: its models
-    stay benched naming it (gateway/state/learn_health.py), each trial moving one model's last
-    failure on and not the others'."""
+    failed capacity/timeout within *window_s* (a minute, or the longest backoff if shorter),
+    and down still while its trials fail: its models stay benched naming it
+    (gateway/state/learn_health.py), each trial moving one model's last failure on and not
+    the others'."""
     failing = [r for r in records if r.failing]
     if len(records) < 2 or len(failing) < len(records):
         return Guard()
@@ -198,7 +214,7 @@ def guard(name: str, records: Sequence[Record]) -> Guard:
     if all(r.last_failure == "signin" for r in failing):
         return Guard("check_key", f"the key for connection {name} was refused", min(times))
     why = down_why(name)
-    within = max(times) - min(times) <= GUARD_WINDOW_S
+    within = max(times) - min(times) <= window_s
     named = sum(r.why == why for r in records)  # all but a trial that just failed name it
     if within or named >= len(records) - 1:
         if all(r.last_failure in ("capacity", "timeout") for r in failing):

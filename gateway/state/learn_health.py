@@ -147,43 +147,66 @@ class HealthKeeper:
         return [alias for alias, name in self.connection_of.items() if name == connection]
 
     def connection(self, name: str) -> Guard:
-        return guard(name, [self.book.of(alias) for alias in self.members(name)])
+        return self._guard_of(name, self.book.all())
+
+    def _guard_of(self, name: str, records: dict[str, Record]) -> Guard:
+        members = [records[alias] for alias in self.members(name)]
+        return guard(name, members, self.rules.guard_window_s)
 
     def connections(self) -> dict[str, Guard]:
         return {name: self.connection(name) for name in sorted(set(self.connection_of.values()))}
 
-    def unseatable(self) -> dict[str, Record]:
-        """alias -> record of every model not to be called now. On a connection that is down,
-        one benched model at a time is due its trial, not one per model."""
+    def _down(self, records: dict[str, Record]) -> list[str]:
+        """The connections that are down (every model failed capacity/timeout together)."""
+        if not any(r.failing for r in records.values()):
+            return []
+        names = sorted(set(self.connection_of.values()))
+        return [name for name in names if self._guard_of(name, records).health == "down"]
+
+    def unseatable(self, trials: bool = True) -> dict[str, Record]:
+        """alias -> record of every model not to be called now. With *trials* (route mode), a
+        benched model due its trial may be called, one at a time on a connection that is down;
+        without (panels), no benched model is: its trial is the gateway's own probe."""
         now = self.clock()
         records = self.book.all()
+        if not trials:
+            return {a: r for a, r in records.items() if r.health != OK}
         out = {a: r for a, r in records.items() if r.health != OK and not r.seatable(now)}
-        if not any(r.failing for r in records.values()):
-            return out
-        for name in sorted(set(self.connection_of.values())):
-            members = self.members(name)
-            if guard(name, [records[a] for a in members]).health != "down":
-                continue
-            due = [a for a in members if a not in out and records[a].health != OK]
+        for name in self._down(records):
+            due = [a for a in self.members(name) if a not in out and records[a].health != OK]
             out.update({alias: records[alias] for alias in due[1:]})
         return out
 
-    def unwell(self) -> dict[str, str]:
+    def unwell(self, trials: bool = True) -> dict[str, str]:
         """alias -> why it is not called now, as a panel's `skipped` says it."""
         now = self.clock()
-        return {alias: why_not(record, now) for alias, record in self.unseatable().items()}
+        unseatable = self.unseatable(trials)
+        return {alias: why_not(record, now) for alias, record in unseatable.items()}
+
+    def panel_unwell(self) -> dict[str, str]:
+        """What a panel skips: every benched and retired model (contract §18: a panel seats
+        only models that are ok, and a benched one's trial is the gateway's probe)."""
+        return self.unwell(trials=False)
 
     def probes_due(self) -> list[str]:
-        """The models the gateway should ask itself now: a gone/paywalled failure awaiting its
+        """The models the gateway should ask itself now: a benched model due its trial (one
+        at a time on a connection that is down), a gone/paywalled failure awaiting its
         confirmation, and retired models due their re-probe (not one retired by hand)."""
         now, rules = self.clock(), self.rules
+        records = self.book.all()
         due = []
-        for alias, record in self.book.all().items():
+        for alias, record in records.items():
             if record.health == RETIRED and not record.by_hand:
                 due += [alias] if record.next_trial is not None and now >= record.next_trial else []
-            elif record.health == BENCHED and record.first_gone is not None:
-                trial = max(record.first_gone + rules.confirm_after_s, record.next_trial or 0.0)
+            elif record.awaiting_confirmation:
+                trial = (record.first_gone or 0.0) + rules.confirm_after_s
+                trial = max(trial, record.next_trial or 0.0)
                 due += [alias] if now >= trial else []
+            elif record.due(now):
+                due.append(alias)
+        for name in self._down(records):
+            trials = [a for a in self.members(name) if a in due and records[a].due(now)]
+            due = [a for a in due if a not in trials[1:]]
         return due
 
     def postpone(self, alias: str) -> None:
@@ -225,4 +248,6 @@ def why_not(record: Record, now: float) -> str:
     if record.next_trial > now:
         wait = record.next_trial - now
         return f"benched (next trial in {wait:.0f} s): {record.why or 'failing'}"
-    return f"benched, one trial at a time on its connection: {record.why or 'failing'}"
+    if record.awaiting_confirmation:
+        return f"benched (awaiting its confirmation): {record.why or 'failing'}"
+    return f"benched (its trial is due): {record.why or 'failing'}"

@@ -95,6 +95,8 @@ def test_a_benched_models_trial_after_its_wait_that_answers_makes_it_ok(make_gat
     clock.advance(4)
     assert skipped_alpha(gw.ask("bench/duo")[0])  # not yet
     clock.advance(1)
+    wait_until(lambda: health_of(gw, "alpha") == "ok")  # its trial: the gateway's own probe
+    assert len(sim.log(served("alpha"))) == 2
     trial, _ = gw.ask("bench/duo")
     assert ("member1", "alpha", "ok") in seats(trial)
     assert health_of(gw, "alpha") == "ok"
@@ -106,7 +108,8 @@ def test_a_failed_trial_doubles_the_wait(make_gateway, sim, clock):
     sim.set(served("alpha"), **answers(401, "Unauthorized"))
     gw.ask("bench/duo")
     clock.advance(5)
-    assert seat(gw.ask("bench/duo")[0], "member1")["alias"] == "alpha"  # its trial, refused
+    wait_until(lambda: len(sim.log(served("alpha"))) == 2)  # its trial, the gateway's probe
+    wait_until(lambda: gw.runtime.model_health.book.of("alpha").backoff == 10)  # refused
     assert skipped_alpha(gw.ask("bench/duo")[0])["why"].startswith("benched (next trial in 10 s)")
 
 

@@ -203,3 +203,22 @@ def test_a_down_connection_that_answers_makes_its_other_models_due_at_once():
     answered = judge(records["a"], Outcome(None), 3, RULES).record  # before the shared trial
     back = connection_back({"a": answered, "b": records["b"]}, why, 3)
     assert set(back) == {"b"} and back["b"].seatable(3)
+
+
+def test_a_404_awaiting_its_confirmation_is_never_due_a_trial_by_traffic():
+    record = after(fails("gone", 0, said="The model `x` does not exist", status=404)).record
+    assert record.awaiting_confirmation
+    assert not record.due(10**9) and not record.seatable(10**9)
+
+
+def test_a_benched_model_is_due_its_trial_at_next_trial():
+    record = after(fails("signin", 0, status=401)).record
+    assert not record.due(4.9) and record.due(5) and record.seatable(5)
+
+
+def test_the_guard_window_is_a_minute_or_the_longest_backoff_if_shorter():
+    assert RULES.guard_window_s == 60
+    short = Rules(backoff_max_s=2)
+    assert guard("hub", [failing("capacity", 0), failing("timeout", 2)], 2).health == "down"
+    assert guard("hub", [failing("capacity", 0), failing("timeout", 3)], 2).health == OK
+    assert short.guard_window_s == 2
