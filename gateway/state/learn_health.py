@@ -156,7 +156,7 @@ class HealthKeeper:
     def connections(self) -> dict[str, Guard]:
         return {name: self.connection(name) for name in sorted(set(self.connection_of.values()))}
 
-    def _down(self, records: dict[str, Record]) -> list[str]:
+    def _down_among(self, records: dict[str, Record]) -> list[str]:
         """The connections that are down (every model failed capacity/timeout together)."""
         if not any(r.failing for r in records.values()):
             return []
@@ -172,7 +172,7 @@ class HealthKeeper:
         if not trials:
             return {a: r for a, r in records.items() if r.health != OK}
         out = {a: r for a, r in records.items() if r.health != OK and not r.seatable(now)}
-        for name in self._down(records):
+        for name in self._down_among(records):
             due = [a for a in self.members(name) if a not in out and records[a].health != OK]
             out.update({alias: records[alias] for alias in due[1:]})
         return out
@@ -204,7 +204,7 @@ class HealthKeeper:
                 due += [alias] if now >= trial else []
             elif record.due(now):
                 due.append(alias)
-        for name in self._down(records):
+        for name in self._down_among(records):
             trials = [a for a in self.members(name) if a in due and records[a].due(now)]
             due = [a for a in due if a not in trials[1:]]
         return due
