@@ -239,7 +239,7 @@ def test_a_model_that_cannot_be_reached_is_refused_and_nothing_written(config):
     )  # fmt: skip
     assert done.returncode == 1
     assert "x (openai/sim-x) did not answer, so nothing was written: capacity" in done.stderr
-    assert f"cannot reach 127.0.0.1:{port}" in done.stderr
+    assert f"openai (127.0.0.1:{port}): connection refused" in done.stderr
     assert config.read_bytes() == written
 
 

@@ -74,6 +74,11 @@ def test_a_streamed_panel_no_seat_answers_is_a_real_status_not_an_in_stream_erro
     assert response.status_code == 502
     assert response.json()["error"]["status"] == "UNAVAILABLE"
     sim.set("*", status=200)
+    # every model of the connection failed at once, so it is down and they are benched:
+    # restored by hand, they are seated again
+    for model in gw.http.get("/bench/health").json()["models"]:
+        if model["health"] != "ok":
+            assert gw.http.post(f"/bench/models/{model['alias']}/restore").status_code == 200
     sim.set("sim-alpha", status=500)  # one seat fails, the others answer: a stream
     streamed = gw.http.post(path, json=body)
     assert streamed.status_code == 200
