@@ -49,12 +49,12 @@ async def retire_model(request: Request) -> Response:
     if not isinstance(why, str) or not why.strip() or len(why) > 500:
         raise BadRequest("`why` must be text (1 to 500 characters).", param="why")
     record = await runtime.model_health.retire(alias, why.strip())
-    await runtime.live.flush()
+    await runtime.live.flush("health")
     return JSONResponse({"alias": alias, **health_fields(record)})
 
 
 async def restore_model(request: Request) -> Response:
     runtime, alias = _admin_model(request)
     record = await runtime.model_health.restore(alias)
-    await runtime.live.flush()
+    await runtime.live.flush("health")
     return JSONResponse({"alias": alias, **health_fields(record)})

@@ -58,6 +58,8 @@ async def run_suite(request: Request) -> Response:
     try:
         run = await suite_of(request).start(_names(body, "models"), _names(body, "tasks"), quick)
     except Refused as exc:
+        if exc.unknown:
+            raise NotFound(str(exc), param=exc.param) from None
         raise BadRequest(str(exc), param=exc.param) from None
     except Busy as exc:
         raise Conflict(f"A suite run is going ({exc}); one runs at a time.") from None

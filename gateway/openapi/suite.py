@@ -122,10 +122,11 @@ SCHEMAS: dict[str, Schema] = {
 }
 
 _started: Schema = operation(
-    "Start a suite run (the dashboard's admin); 409 while another runs",
+    "Start a suite run (the dashboard's admin); 404 for an unknown model or task, 409 while "
+    "another runs",
     json_reply("SuiteStarted", "the run started"),
     "SuiteRunRequest",
-    ("400", "401"),
+    ("400", "401", "404"),
     body_required=False,
 )
 _started["responses"]["202"] = _started["responses"].pop("200")

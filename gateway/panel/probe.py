@@ -52,7 +52,7 @@ async def probe(runtime: Runtime, alias: str) -> None:
         await runtime.learning.learn(alias, Answered(answer.headers, empty, said))
     if runtime.model_health.book.of(alias) == before:
         runtime.model_health.postpone(alias)
-    await runtime.live.flush()
+    await runtime.live.flush("health")
 
 
 def start_due(runtime: Runtime, running: dict[str, asyncio.Task[None]]) -> list[str]:

@@ -59,7 +59,7 @@ async def read_listings(runtime: Runtime) -> bool:
             await apply(runtime, source, result)
     finally:
         facts.done(every)
-        await runtime.live.flush()
+        await runtime.live.flush("listing")
     return True
 
 

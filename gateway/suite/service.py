@@ -24,9 +24,9 @@ RUNS_SHOWN = 20
 class Refused(ValueError):
     """What a run was asked for cannot be run (an unknown model or task); says which."""
 
-    def __init__(self, message: str, param: str) -> None:
+    def __init__(self, message: str, param: str, unknown: bool = True) -> None:
         super().__init__(message)
-        self.param = param
+        self.param, self.unknown = param, unknown  # unknown: a name that is not there (404)
 
 
 class Suite:
@@ -64,7 +64,7 @@ class Suite:
             chosen = {i: by_id[i] for i in ids}
             ids = figures.quick_set(chosen, self.runtime.config.suite.quick)
         if not ids:
-            raise Refused("There are no suite tasks to run.", "tasks")
+            raise Refused("There are no suite tasks to run.", "tasks", unknown=False)
         return wanted, [by_id[i] for i in ids]
 
     async def start(
@@ -118,7 +118,7 @@ class Suite:
                     self.runtime.figures.learn_suite(
                         alias, shape, found["accuracy"], found["answered"]
                     )
-        await self.runtime.live.flush()
+        await self.runtime.live.flush("suite")
 
     async def view(self) -> dict[str, Any]:
         """GET /bench/suite's body."""

@@ -144,9 +144,9 @@ def test_a_run_naming_an_unknown_model_or_task_is_refused_and_runs_nothing(
     make_gateway, sim, tmp_path
 ):
     gw = make_gateway(suite_raw(sim.url, tmp_path))
-    error = assert_openai_error(gw.http.post("/bench/suite/run", json={"models": ["nobody"]}), 400)
+    error = assert_openai_error(gw.http.post("/bench/suite/run", json={"models": ["nobody"]}), 404)
     assert error["param"] == "models" and "nobody" in error["message"]
-    error = assert_openai_error(gw.http.post("/bench/suite/run", json={"tasks": ["nope"]}), 400)
+    error = assert_openai_error(gw.http.post("/bench/suite/run", json={"tasks": ["nope"]}), 404)
     assert error["param"] == "tasks"
     assert_openai_error(gw.http.post("/bench/suite/run", json={"quick": "yes"}), 400)
     assert gw.http.get("/bench/suite").json()["runs"] == [] and sim.log() == []
