@@ -82,7 +82,7 @@ class Runtime:
         self.figures.unwell = self.model_health.panel_unwell  # panels skip benched and retired
         self.listings = ListingFacts(self.board, aliases, self.clock, journal)
         self.figures.unlisted = self.listings.unlisted  # explorers skip what no listing names
-        self.figures.trying = self.model_health.take_trial  # and a trial is taken once
+        self.figures.trying = self.model_health.take_trial  # a route turn's trial, taken once
         self.learning = Learning(
             self.rate_limits, self.figures, self.store, self.scrub_error, self.model_health
         )

@@ -58,8 +58,8 @@ class Figures:
         self.unwell: Callable[[], Mapping[str, str]] = dict
         # the models a provider's listing lacks: not explored (gateway/state/listings.py)
         self.unlisted: Callable[[], frozenset[str]] = frozenset
-        # a benched model seated for its trial: the trial taken, so the next panel does not
-        # seat it again meanwhile (gateway/state/learn_health.py)
+        # a benched model seated for its trial (a route turn: panels seat none): the trial
+        # taken, so the next turn does not call it again meanwhile (gateway/state/learn_health.py)
         self.trying: Callable[[str, float], None] = lambda alias, now: None
 
     @property

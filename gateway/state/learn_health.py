@@ -126,8 +126,9 @@ class HealthKeeper:
             await self._put(alias, Judged(record, False))
 
     def take_trial(self, alias: str, now: float) -> None:
-        """*alias* was seated: if that is a benched model's trial, the trial is taken (the next
-        one its wait from now, until the outcome says better), so panels meanwhile do not each
+        """*alias* was seated: if that is a benched model's trial (route mode trials by
+        traffic; a panel seats no benched model), the trial is taken (the next one its wait
+        from now, until the outcome says better), so other turns and the probe meanwhile do not
         call it; on a connection that is down, the trial is the whole connection's."""
         if not self.book.benched(alias):
             return  # the common case, read from one cell

@@ -12,7 +12,7 @@ import pytest
 
 from tests.health.test_bench_keeps_itself import bench_of, health_of
 from tests.helpers.bench import bench_raw, served
-from tests.helpers.clocks import ManualClock
+from tests.helpers.clocks import ManualClock, wait_until
 
 DOWN = "every model of connection one failed at once"
 ONE = ("alpha", "beta")  # connection one's models (tests/helpers/bench.py)
@@ -28,6 +28,11 @@ def gw(make_gateway, sim, clock):
     raw = bench_raw(sim.url, max_explorers=0, reserves=2, seat_timeout_s=2)
     raw["collections"]["ones"] = {"members": list(ONE)}
     return make_gateway(raw, clock=clock.now)
+
+
+def trials_at(gw) -> set[float | None]:
+    """When connection one's models are due their next trial (one time: the trial is shared)."""
+    return {gw.runtime.model_health.book.of(alias).next_trial for alias in ONE}
 
 
 def calls_to_one(sim) -> int:
@@ -66,30 +71,27 @@ def test_a_connection_whose_models_all_fail_at_once_is_down_and_one_trial_at_a_t
     assert skipped == {alias: f"benched (next trial in 5 s): {DOWN}" for alias in ONE}
     assert calls_to_one(sim) == 2  # the failures that showed it down, nothing since
 
-    for wait in (5, 10, 20):  # each trial fails, and the connection's wait doubles
+    for wait in (5, 10, 20):  # each trial (the gateway's probe) fails, and the wait doubles
         clock.advance(wait)
         before = calls_to_one(sim)
-        trial = asked(gw)
+        next_trial = clock.now() + wait * 2  # once its trial has failed
+        wait_until(lambda: trials_at(gw) == {next_trial})  # noqa: B023 (used in this turn)
         assert calls_to_one(sim) == before + 1  # one trial, not one per model
-        held = [s for s in trial["skipped"] if s["alias"] in ONE]
-        assert [s["why"] for s in held] == [
-            f"benched, one trial at a time on its connection: {DOWN}"
-        ]
-        asked(gw)  # and nothing more until the next one is due
-        assert calls_to_one(sim) == before + 1
+        skipped = {s["alias"]: s["why"] for s in asked(gw)["skipped"]}  # no panel trials it
+        assert skipped == {alias: f"benched (next trial in {wait * 2} s): {DOWN}" for alias in ONE}
+        assert calls_to_one(sim) == before + 1  # and nothing more until the next one is due
         assert connection(gw, "one")["health"] == "down"
     assert calls_to_one(sim) == 2 + 3
 
     for alias in ONE:  # the provider is back
         sim.set(served(alias))
     clock.advance(40)
-    found = asked(gw)  # the trial answers: the connection is back
-    tried = [s["alias"] for s in found["seats"] if s["alias"] in ONE]
-    assert len(tried) == 1 and health_of(gw, tried[0]) == "ok"
+    # the trial answers: the connection is back, and the other is due its own trial at once
+    wait_until(lambda: {health_of(gw, alias) for alias in ONE} == {"ok"})
+    assert calls_to_one(sim) == 2 + 3 + 2
     assert connection(gw, "one")["health"] == "ok"
-    again = asked(gw)  # the other is due its own trial at once, and answers
+    again = asked(gw)
     assert sorted(s["alias"] for s in again["seats"]) == sorted(ONE)
-    assert {health_of(gw, alias) for alias in ONE} == {"ok"}
     assert not again["skipped"]
 
 
@@ -100,7 +102,9 @@ def test_one_model_failing_while_its_sibling_answers_leaves_the_connection_ok(gw
     assert (health_of(gw, "alpha"), health_of(gw, "beta")) == ("ok", "ok")  # one failure of 3
 
 
-def test_panels_asked_at_once_when_the_trial_is_due_make_one_trial_between_them(gw, sim, clock):
+def test_panels_asked_at_once_when_the_trial_is_due_leave_it_to_the_one_probe(gw, sim, clock):
+    """The connection's one trial is the gateway's probe: panels asked while it is in flight
+    seat neither of its models, and lose no chair."""
     for alias in ONE:
         sim.set(served(alias), status=503)
     asked(gw)
@@ -110,6 +114,9 @@ def test_panels_asked_at_once_when_the_trial_is_due_make_one_trial_between_them(
     clock.advance(5)
     with ThreadPoolExecutor(4) as pool:
         panels = list(pool.map(lambda _: asked(gw), range(4)))
-    assert calls_to_one(sim) == 2 + 1  # one trial, whichever panel made it
-    tried = [s for bench in panels for s in bench["seats"] if s["alias"] in ONE]
-    assert len(tried) == 1 and tried[0]["failure"] == "capacity"
+    wait_until(lambda: trials_at(gw) == {clock.now() + 10})  # the trial failed
+    assert calls_to_one(sim) == 2 + 1  # one trial between the panels and the probe
+    assert not [s for bench in panels for s in bench["seats"] if s["alias"] in ONE]
+    records = [gw.runtime.model_health.book.of(alias) for alias in ONE]
+    assert [r.last_failure for r in records] == ["capacity", "capacity"]
+    assert connection(gw, "one")["health"] == "down"
