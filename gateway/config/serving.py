@@ -376,6 +376,7 @@ class SuiteSettings(Section):
     onboard: bool = Field(
         default=True,
         description=(
-            "A model new to a running bench (added, or in a reloaded config) gets the quick set."
+            "A model new to a running bench gets the quick set (a reload does not ask it yet: "
+            "docs/suite.md)."
         ),
     )

@@ -165,7 +165,7 @@ def test_a_config_check_config_refuses_is_logged_and_the_running_one_kept(reques
     assert "bench/solo" in listed and "bench/wrong" not in listed
 
 
-def test_the_reply_says_what_changed_and_new_models_get_a_probe_then_the_quick_set(request, sim):
+def test_the_reply_says_what_changed_and_new_models_are_onboarded_with_a_probe(request, sim):
     bench = bench_for(request, "one process")
     assert bench.asked_at_start == 0  # a gateway's first start asks nobody on its own
     sim.set("sim-kappa", status=410)  # withdrawn: its probe finds out before any panel does
@@ -182,25 +182,15 @@ def test_the_reply_says_what_changed_and_new_models_get_a_probe_then_the_quick_s
         "workers": 1,
     }
     wait_until(lambda: bench.models()["kappa"]["health"] == "retired", timeout=HANG_S)
-    wait_until(lambda: quick_set_done(bench), timeout=HANG_S)
-    runs = bench.http.get("/bench/suite").json()["runs"]  # earlier tests' onboardings' too
-    (run,) = [r for r in runs if {"theta", "kappa"} & set(r["models"])]
-    assert (run["models"], run["quick"], len(run["tasks"])) == (["theta"], True, 8)
-    assert len(sim.log("sim-kappa")) == 1  # one probe; retired, so no quick set
-    theta = sim.log("sim-theta")
-    assert [r["body"]["messages"] for r in theta].count(PROBE) == 1
-    assert len(theta) == 1 + 8  # its probe, then the suite's quick set
+    wait_until(lambda: len(sim.log("sim-theta")) == 1, timeout=HANG_S)
+    assert len(sim.log("sim-kappa")) == 1  # one probe each
+    assert [r["body"]["messages"] for r in sim.log("sim-theta")] == [PROBE]
     staying = {served(alias) for alias in ("alpha", "beta", "gamma", "delta")}
     assert not [r for r in sim.log() if r["model"] in staying]  # the others: not asked
     assert bench.models()["theta"]["health"] == "ok"
     again = bench.http.post("/bench/reload")
     assert (again.json()["added"], again.json()["removed"]) == ([], [])
-    assert (len(sim.log("sim-kappa")), len(sim.log("sim-theta"))) == (1, 9)  # nobody new
-
-
-def quick_set_done(bench: Bench) -> bool:
-    suite = bench.http.get("/bench/suite").json()
-    return bool(suite["runs"]) and not suite["running"]
+    assert len(sim.log("sim-kappa")) == len(sim.log("sim-theta")) == 1  # nobody new: no probe
 
 
 @pytest.mark.parametrize("mode", MODES)
