@@ -209,6 +209,9 @@ def test_garbage_written_over_the_live_store_file_is_noticed_and_every_record_ke
     done = [gw.ask(content="before")[0]]
     verdict = done[0].model_extra["bench"]["seats"][0]["call"]
     assert gw.http.post("/bench/verdict", json={"call": verdict, "useful": True}).status_code == 200
+    retired = gw.http.get("/bench/models").json()["models"][-1]["alias"]  # a health row, kept too
+    retiring = gw.http.post(f"/bench/models/{retired}/retire", json={"why": "withdrawn"})
+    assert retiring.status_code == 200, retiring.text
     if store_was == "reopened":
         gw.close()
         gw = gateway_on(make_gateway, sim, store, tmp_path / "spill")
@@ -235,8 +238,11 @@ def test_garbage_written_over_the_live_store_file_is_noticed_and_every_record_ke
     again = make_gateway(quiet_raw(sim.url, spill_dir=str(tmp_path / "spill")), store=store)
     assert recorded(store) == answered(done)  # the next start works and forgets nothing
     assert again.http.get(f"/bench/calls/{verdict}").json()["verdict"]["useful"] is True
+    health_now = {m["alias"]: m for m in again.http.get("/bench/health").json()["models"]}
+    assert (health_now[retired]["health"], health_now[retired]["why"]) == ("retired", "withdrawn")
     with contextlib.closing(sqlite3.connect(store)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert db.execute("SELECT COUNT(*) FROM health_events").fetchone()[0] >= 1
 
 
 def test_two_workers_on_one_store_file_overwritten_in_place_both_write_to_what_is_put_back(

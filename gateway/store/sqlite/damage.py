@@ -26,7 +26,19 @@ QUICK_CHECK_S = 900.0  # every page read this often (a big store costs seconds o
 MAGIC = b"SQLite format 3\x00"
 _DAMAGED = frozenset({11, 26})  # SQLite's CORRUPT and NOTADB: the file, not a moment of contention
 # The tables holding records, copied in this order (foreign keys are not checked on the copy).
-TABLES = ("panels", "calls", "verdicts", "gateway_keys", "learned_windows", "learned_limits")
+TABLES = (
+    "panels",
+    "calls",
+    "verdicts",
+    "gateway_keys",
+    "learned_windows",
+    "learned_limits",
+    "model_health",
+    "health_events",
+    "suite_runs",
+    "suite_answers",
+    "suite_drafts",
+)  # not suite_lock: a lock held in the damaged file means nothing in the copy
 _CHUNK = 1_000
 
 
