@@ -13,6 +13,7 @@ import zlib
 from dataclasses import dataclass, replace
 
 from routing.catalog import ROUTER_PANEL, Catalog, Model
+from routing.challenger import suite_challenger
 from routing.evidence import Evidence
 from routing.refusals import (
     NothingToSeat,
@@ -264,7 +265,10 @@ def _seat_router(table: _Table) -> int:
     primary: Model | None
     if proven:
         primary = max(proven, key=lambda m: (table.merit(m), _neg(table.staleness(m))))
-        primary = _suite_challenger(table, proven, primary) or primary
+        primary = (
+            suite_challenger(table.evidence, table.ask.shape, proven, primary, table.staleness)
+            or primary
+        )
     else:
         primary = table.stalest(pool)
     assert primary is not None
@@ -274,37 +278,6 @@ def _seat_router(table: _Table) -> int:
         if second is not None:
             table.sit("second", second)
     return max(0, limits.max_calls - len(table.seats))
-
-
-def _suite_challenger(table: _Table, proven: list[Model], primary: Model) -> Model | None:
-    """A model nobody has judged on the shape is ranked by its suite (contract §20); its few
-    pseudo-verdicts alone could never outrank an incumbent's many verdicts, however much better
-    its suite. So the best unjudged model takes the chair when its suite, every answer counted,
-    is surely better than each kind of evidence the primary has: the primary's own suite score
-    (equal terms: 8 of 8 over 7 of 8, 32 of 32 over 8 of 8) and its verdicts' lower bound. Its
-    first verdicts then rank it as any other. No suite score for the primary: the verdicts decide,
-    as before the suite."""
-    shape, evidence = table.ask.shape, table.evidence
-    bar = evidence.suite_bound_on(primary.alias, shape)
-    if bar is None:
-        return None
-    unjudged = [
-        m
-        for m in proven
-        if m is not primary
-        and evidence.of(m.alias).judged_on(shape) == 0
-        and evidence.suite_bound_on(m.alias, shape) is not None
-    ]
-    best = max(
-        unjudged,
-        key=lambda m: (evidence.suite_bound_on(m.alias, shape) or 0.0, _neg(table.staleness(m))),
-        default=None,
-    )
-    if best is None:
-        return None
-    claim = evidence.suite_bound_on(best.alias, shape) or 0.0
-    verdicts = evidence.of(primary.alias).bounds_on(shape)[0]
-    return best if claim > bar and claim > verdicts else None
 
 
 def _neg(key: tuple[float, int, int]) -> tuple[float, int, int]:

@@ -26,12 +26,12 @@ from email.utils import parsedate_to_datetime
 from typing import Literal
 from zoneinfo import ZoneInfo
 
+from gateway.state.ratelimit_header import NUMBER, duration, ietf_fields, whole
+
 Period = Literal["day", "month"]
 DAY_S = 86400.0
 GRACE_S = 3600.0  # a stated daily (monthly) reset is believed up to the next period plus this
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)", re.IGNORECASE)
-_NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
 _MONTHLY = re.compile(r"per[\s_-]?month|monthly|month(?:ly)?[\s_-](?:limit|quota|cap)", re.I)
 _DAILY = re.compile(r"per[\s_-]?day|daily|\brpd\b", re.I)
 _QUOTA = re.compile(r"quota|credits?\b", re.I)  # a daily limit, unless a minute is named
@@ -102,22 +102,10 @@ class Learned:
     period: Period | None = None  # the limit's, when it is a daily or monthly one
 
 
-def duration(text: str) -> float | None:
-    """`45s`, `2m59.56s`, `1h`, `500ms`, `1h2m`, or plain seconds; None if unreadable."""
-    text = text.strip()
-    if _NUMBER.match(text):
-        return max(0.0, float(text))
-    parts = _DURATION.findall(text)
-    if not parts or _DURATION.sub("", text).strip():
-        return None
-    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-    return sum(float(value) * scale[unit.lower()] for value, unit in parts)
-
-
 def reset_time(text: str, now: float) -> float | None:
     """`X-RateLimit-Reset`: epoch milliseconds, epoch seconds, seconds from now, or a duration."""
     text = text.strip()
-    if _NUMBER.match(text):
+    if NUMBER.match(text):
         value = float(text)
         if value > 1e11:
             return value / 1000.0
@@ -135,11 +123,11 @@ def read_headers(headers: Mapping[str, str], now: float) -> Stated:
         return _NOTHING  # a reply stating no limit (a local server's) is read no further
     retry_at = _retry_at(h, now)
     resets: list[tuple[str, float, bool]] = []
-    remaining = _int(h.get("x-ratelimit-remaining-requests"))
+    remaining = whole(h.get("x-ratelimit-remaining-requests"))
     if remaining is None:
-        remaining = _int(h.get("x-ratelimit-remaining"))
-    limit = _int(h.get("x-ratelimit-limit-requests")) or _int(h.get("x-ratelimit-limit"))
-    tokens_left = _int(h.get("x-ratelimit-remaining-tokens"))
+        remaining = whole(h.get("x-ratelimit-remaining"))
+    limit = whole(h.get("x-ratelimit-limit-requests")) or whole(h.get("x-ratelimit-limit"))
+    tokens_left = whole(h.get("x-ratelimit-remaining-tokens"))
     for name, left, read in (
         ("x-ratelimit-reset-requests", remaining, duration),
         ("x-ratelimit-reset-tokens", tokens_left, duration),
@@ -148,7 +136,7 @@ def read_headers(headers: Mapping[str, str], now: float) -> Stated:
             resets.append((name, now + wait, left == 0))
     if "x-ratelimit-reset" in h and (when := reset_time(h["x-ratelimit-reset"], now)) is not None:
         resets.append(("x-ratelimit-reset", when, remaining == 0))
-    ietf = _ietf(h)
+    ietf = ietf_fields(h)
     if ietf.remaining is not None and remaining is None:
         remaining = ietf.remaining
     if ietf.limit is not None and limit is None:
@@ -300,77 +288,6 @@ def scarce(stated: Stated) -> bool:
     return left <= 2 or (stated.limit is not None and left <= stated.limit / 10)
 
 
-@dataclass(frozen=True)
-class _Ietf:
-    name: str = "ratelimit"
-    limit: int | None = None
-    remaining: int | None = None
-    reset: float | None = None
-    window: float | None = None
-
-
-def _ietf(h: dict[str, str]) -> _Ietf:
-    """The IETF draft's headers, in their three generations (separate fields, `limit=, remaining=,
-    reset=`, and named policies `"p";r=0;t=30`). Of several policies, the one spent or closest."""
-    window = None
-    policy = h.get("ratelimit-policy")
-    if policy:
-        windows = [float(w) for w in re.findall(r"\bw=(\d+(?:\.\d+)?)", policy)]
-        window = max(windows) if windows else None
-    if "ratelimit" in h:
-        best: _Ietf | None = None
-        for item in _items(h["ratelimit"]):
-            found = _Ietf(
-                "ratelimit",
-                _int(item.get("limit", item.get("q"))),
-                _int(item.get("remaining", item.get("r"))),
-                _duration(item.get("reset", item.get("t"))),
-                window,
-            )
-            if best is None or _tighter(found, best):
-                best = found
-        if best is not None:
-            return best
-    reset = h.get("ratelimit-reset")
-    return _Ietf(
-        "ratelimit-reset",
-        _int(h.get("ratelimit-limit")),
-        _int(h.get("ratelimit-remaining")),
-        _duration(reset),
-        window,
-    )
-
-
-def _duration(value: str | None) -> float | None:
-    return None if value is None else duration(value)
-
-
-def _items(value: str) -> list[dict[str, str]]:
-    """`limit=10, remaining=0, reset=30` is one item; `"a";r=0;t=3, "b";r=5;t=60` is two."""
-    if ";" not in value:
-        return [_params(value.split(","))]
-    return [_params(part.split(";")) for part in value.split(",")]
-
-
-def _params(parts: list[str]) -> dict[str, str]:
-    found = {}
-    for part in parts:
-        key, _, value = part.strip().partition("=")
-        if value:
-            found[key.strip().lower()] = value.strip().strip('"')
-    return found
-
-
-def _tighter(a: _Ietf, b: _Ietf) -> bool:
-    if (a.remaining == 0) != (b.remaining == 0):
-        return a.remaining == 0
-    if a.remaining == 0:
-        return (a.reset or 0) > (b.reset or 0)
-    return (a.remaining if a.remaining is not None else 1 << 30) < (
-        b.remaining if b.remaining is not None else 1 << 30
-    )
-
-
 def _retry_at(h: dict[str, str], now: float) -> float | None:
     if "retry-after-ms" in h:
         try:
@@ -380,7 +297,7 @@ def _retry_at(h: dict[str, str], now: float) -> float | None:
     value = h.get("retry-after")
     if value is None:
         return None
-    if _NUMBER.match(value):
+    if NUMBER.match(value):
         return now + max(0.0, float(value))
     try:
         when = parsedate_to_datetime(value)
@@ -389,15 +306,6 @@ def _retry_at(h: dict[str, str], now: float) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(now, when.timestamp())
-
-
-def _int(value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(float(value.strip()))
-    except ValueError:
-        return None
 
 
 def _excerpt(message: str) -> str:
