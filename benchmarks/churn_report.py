@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from churn_world import DAY, FATES, Fate, when
+from evidence_report import goal_table
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = (("ours", "this gateway"), ("before", "before model health"))
@@ -106,14 +107,7 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
 
 def table(results: dict[str, Any]) -> str:
     present = [(k, name) for k, name in COLUMNS if k in results]
-    lines = [
-        "| measure | goal | " + " | ".join(name for _, name in present) + " |",
-        "| --- | --- | " + " | ".join("---" for _ in present) + " |",
-    ]
-    for measure, goal, cells in rows(results):
-        lines.append(
-            f"| {measure} | {goal} | " + " | ".join(cells.get(k, "") for k, _ in present) + " |"
-        )
+    lines = goal_table(present, rows(results))
     run = results["run"]
     lines.append("")
     lines.append(

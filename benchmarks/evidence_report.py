@@ -138,17 +138,25 @@ def rows(results: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
     return out
 
 
-def table(results: dict[str, Any]) -> str:
-    present = [(k, name) for k, name in COLUMNS if k in results]
+def goal_table(
+    present: list[tuple[str, str]], found: list[tuple[str, str, dict[str, str]]]
+) -> list[str]:
+    """A markdown table of measures, their goals and one column per side present (the
+    churn benchmark's page uses it too)."""
     lines = [
         "| measure | goal | " + " | ".join(name for _, name in present) + " |",
         "| --- | --- | " + " | ".join("---" for _ in present) + " |",
     ]
-    for measure, goal, cells in rows(results):
+    for measure, goal, cells in found:
         lines.append(
             f"| {measure} | {goal} | " + " | ".join(cells.get(k, "") for k, _ in present) + " |"
         )
-    return "\n".join(lines)
+    return lines
+
+
+def table(results: dict[str, Any]) -> str:
+    present = [(k, name) for k, name in COLUMNS if k in results]
+    return "\n".join(goal_table(present, rows(results)))
 
 
 def plots(results: dict[str, Any], docs: Path) -> list[str]:
