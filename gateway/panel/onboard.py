@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from gateway.panel.probe import probe
@@ -29,34 +29,19 @@ LONGEST_WAIT_S = 3600.0  # a model that stays over its limits this long is left 
 RETRY_S = 5.0  # how often a model cooling with no stated end is asked about again
 
 
-QuickSet = Callable[[list[str]], Awaitable[object]]
-
-
-async def onboard(
-    runtime: Runtime, aliases: Iterable[str], quick_set: QuickSet | None = None
-) -> None:
+async def onboard(runtime: Runtime, aliases: Iterable[str]) -> None:
     """Onboard each of *aliases* in turn (the background task of a reloaded app): one probe
-    each, then the suite's quick set (gateway/suite/service.py `onboard`, which obeys
-    `suite.onboard`) for those that answered, so a new model has evidence before any verdict."""
-    answered: list[str] = []
+    each. The suite's quick set (gateway/suite/service.py `onboard`) is not asked yet: see
+    gateway/serve/reload.py."""
     for alias in aliases:
         try:
             if await _within_limits(runtime, alias):
                 log.info("onboarding %s: one probe", alias)
                 await probe(runtime, alias)
-                if runtime.model_health.book.of(alias).health == "ok":
-                    answered.append(alias)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("onboarding %s failed unexpectedly", alias)
-    if quick_set is not None and answered:
-        try:
-            await quick_set(answered)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("the quick set for %s failed unexpectedly", ", ".join(answered))
 
 
 async def _within_limits(runtime: Runtime, alias: str) -> bool:
