@@ -26,20 +26,6 @@ from tests.serve.test_crash import HANG_S, Served
 
 MODES = {"one process": 1, "two workers": 2}
 
-# Known bug, open: with two workers on one SQLite file, a reload under load has left the store
-# reported damaged ("database disk image is malformed") as a replaced worker exited, and the
-# mend lost a panel row (the next route turn's call row then fails its foreign key). Kept
-# running so that it passes again the moment the cause is fixed; not strict, as it is a race.
-SURVIVE = [
-    "one process",
-    pytest.param(
-        "two workers",
-        marks=pytest.mark.xfail(
-            strict=False, reason="two workers on SQLite: a reload can leave the store damaged"
-        ),
-    ),
-]
-
 
 class Bench:
     """A served gateway and its config file."""
@@ -122,7 +108,7 @@ def slow_trio(sim) -> None:
         sim.set(served(alias), latency_s=0.2)
 
 
-@pytest.mark.parametrize("mode", SURVIVE)  # two workers on SQLite: the known bug below
+@pytest.mark.parametrize("mode", MODES)
 def test_under_steady_traffic_not_one_request_fails_across_a_reload(request, sim, mode):
     bench = bench_for(request, mode)
     slow_trio(sim)
@@ -207,7 +193,7 @@ def test_the_reply_says_what_changed_and_new_models_are_onboarded_with_a_probe(r
     assert len(sim.log("sim-kappa")) == len(sim.log("sim-theta")) == 1  # nobody new: no probe
 
 
-@pytest.mark.parametrize("mode", SURVIVE)
+@pytest.mark.parametrize("mode", MODES)
 def test_cooldowns_health_figures_and_conversations_survive_a_reload(request, sim, mode):
     bench = bench_for(request, mode)
     http = bench.http

@@ -15,6 +15,7 @@ through the open connection (`salvage`): a page-by-page copy would carry the gar
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -47,17 +48,15 @@ def page_size_of(header: bytes) -> int:
     return 65536 if size == 1 else size
 
 
-def damaged(path: Path, page_size: int, birth: float | None, *, deep: bool = False) -> str | None:
-    """Why the file at *path* is not the store that was opened there (its header, schema or
-    ledger unreadable or another's), or None while it reads as it should. *deep*: read every
-    page too. A file that is gone or busy is not called damaged here (file.py watches the
-    name; a busy file is tried again)."""
+def damaged(
+    path: Path, header: bytes, page_size: int, birth: float | None, *, deep: bool = False
+) -> str | None:
+    """Why the file at *path*, whose first bytes on disk are *header* (read through the
+    descriptor held on it: file.py says why), is not the store that was opened there (its
+    header, schema or ledger unreadable or another's), or None while it reads as it should.
+    *deep*: read every page too. A file that is busy is not called damaged here (it is tried
+    again)."""
     name = path.name
-    try:
-        with open(path, "rb") as file:
-            header = file.read(100)
-    except FileNotFoundError:
-        return None
     if len(header) < 100 or not header.startswith(MAGIC):
         return f"the store file {name} was overwritten while serving (its header is not SQLite's)"
     if page_size_of(header) != page_size:
@@ -86,14 +85,10 @@ def damaged(path: Path, page_size: int, birth: float | None, *, deep: bool = Fal
     return None
 
 
-def page_one(path: Path, page_size: int) -> bytes | None:
-    """The file's first page as it is on disk, if its header is SQLite's: kept while the file is
-    healthy, to read a copy of the file with, should garbage be written over it (`salvage`)."""
-    try:
-        with open(path, "rb") as file:
-            found = file.read(page_size)
-    except OSError:
-        return None
+def page_one(found: bytes, page_size: int) -> bytes | None:
+    """*found* (the file's first page as it is on disk) if its header is SQLite's: kept while
+    the file is healthy, to read a copy of the file with, should garbage be written over it
+    (`salvage`)."""
     ok = len(found) == page_size and found.startswith(MAGIC) and page_size_of(found) == page_size
     return found if ok else None
 
@@ -108,13 +103,15 @@ def salvage(
     draft: Path,
     ledger: list[tuple[str, float]],
     path: Path,
+    held: int,
     first_page: bytes | None,
 ) -> None:
     """Every record *source* still reads, row by row, into a new file at *draft* with the same
     schema (the migrations, recorded with *ledger*'s names and times, so the copy carries the
     store's birth mark). A table it cannot read whole (the garbage is over pages only the file
-    holds: the first, say, after a checkpoint) is read from a copy of the file at *path* and
-    its WAL with *first_page* (as last seen healthy) written over the first. Raises Unreadable
+    holds: the first, say, after a checkpoint) is read from a copy of the file at *path* (read
+    through *held*, the descriptor held on it) and its WAL with *first_page* (as last seen
+    healthy) written over the first. Raises Unreadable
     when a table cannot be read whole either way."""
     draft.unlink(missing_ok=True)
     target = sqlite3.connect(draft, isolation_level=None)
@@ -125,7 +122,7 @@ def salvage(
         target.executemany("INSERT INTO migrations VALUES (?, ?)", ledger)
         failed = {table: why for table in TABLES if (why := _copy_table(source, target, table))}
         if failed and first_page is not None:
-            with _mended_copy(path, draft, first_page) as mended:
+            with _mended_copy(path, held, draft, first_page) as mended:
                 failed = {t: why for t in failed if (why := _copy_table(mended, target, t))}
         if failed:
             raise Unreadable(", ".join(f"{table}: {why}" for table, why in failed.items()))
@@ -135,13 +132,19 @@ def salvage(
 
 
 @contextlib.contextmanager
-def _mended_copy(path: Path, draft: Path, first_page: bytes) -> Iterator[sqlite3.Connection]:
+def _mended_copy(
+    path: Path, held: int, draft: Path, first_page: bytes
+) -> Iterator[sqlite3.Connection]:
     """A copy of the file at *path* and its WAL, *first_page* written over its first page with
     its stated size voided (SQLite then takes the file's), read on a connection of its own."""
     copy = draft.with_name(draft.name + ".mended")
     for suffix in ("", "-wal", "-shm"):
         copy.with_name(copy.name + suffix).unlink(missing_ok=True)
-    shutil.copyfile(path, copy)
+    with open(copy, "wb") as out:
+        offset = 0
+        while chunk := os.pread(held, 1 << 20, offset):
+            out.write(chunk)
+            offset += len(chunk)
     wal = path.with_name(path.name + "-wal")
     if wal.exists():
         shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))

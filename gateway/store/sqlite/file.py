@@ -19,6 +19,14 @@ the old file, then copies and closes its own connections, and only then renames 
 place. The other workers wait for the folder's lock and reopen what they find, which carries
 the same birth mark (the time the store's first migration was applied): a stranger's file never
 passes for the store.
+
+The file's own bytes (its header, its first page, a copy for salvage) are read only through
+that one held descriptor, and it is closed only after the connections: closing any descriptor
+on a file drops every POSIX lock the process holds on it, SQLite's too. A header read by
+`open()` once a second dropped the shared lock each worker's connection holds, so another
+worker's connection closing (a reload replacing a worker) took itself for the file's last one,
+checkpointed and deleted the `-wal` the first was still writing: "database disk image is
+malformed".
 """
 
 from __future__ import annotations
@@ -120,16 +128,20 @@ class StoreFile:
 
     def opened_now(self, db: sqlite3.Connection) -> None:
         """Note the file *db* was just opened on, and hold it (shared)."""
-        self.let_go()
         pin = os.open(self.path, os.O_RDONLY)
         fcntl.flock(pin, fcntl.LOCK_SH)
         found = os.fstat(pin)
+        self.let_go()  # (the file of connections closed before: module docstring)
         self._pin, self.opened = pin, (found.st_dev, found.st_ino)
         self.birth = birth_of(db)
         self.page_size = int(db.execute("PRAGMA page_size").fetchone()[0])
         self.ledger = [(name, applied) for name, applied in db.execute("SELECT * FROM migrations")]
         self.damage = None
-        self.first_page = damage.page_one(self.path, self.page_size)
+        self.first_page = damage.page_one(self.head(self.page_size), self.page_size)
+
+    def head(self, size: int) -> bytes:
+        """The first *size* bytes of the file opened, through the descriptor held on it."""
+        return b"" if self._pin is None else os.pread(self._pin, size, 0)
 
     def changed(self) -> str | None:
         """Why the path no longer names the file opened, or None while it does."""
@@ -148,13 +160,17 @@ class StoreFile:
         it in place: damage.py), or None. Blocking: a thread's, not the event loop's."""
         if self.opened is None or self.changed() is not None:
             return None
-        found = damage.damaged(self.path, self.page_size, self.birth, deep=deep)
+        if self._pin is None:
+            return None
+        found = damage.damaged(self.path, self.head(100), self.page_size, self.birth, deep=deep)
         if found is None and self.damage is None:
-            self.first_page = damage.page_one(self.path, self.page_size) or self.first_page
+            page = damage.page_one(self.head(self.page_size), self.page_size)
+            self.first_page = page or self.first_page
         self.damage = self.damage or found
         return found
 
     def let_go(self) -> None:
+        """Close the descriptor held: only once this process's connections on it are closed."""
         if self._pin is not None:
             os.close(self._pin)
             self._pin = None
@@ -196,8 +212,9 @@ class StoreFile:
         raises damage.Unreadable when it cannot read every record)."""
         draft = self.path.with_name(f".{self.path.name}.restoring")
         if row_by_row:
+            assert self._pin is not None
             try:
-                damage.salvage(source, draft, self.ledger, self.path, self.first_page)
+                damage.salvage(source, draft, self.ledger, self.path, self._pin, self.first_page)
             except BaseException:
                 draft.unlink(missing_ok=True)
                 raise

@@ -109,8 +109,11 @@ class SqliteWriter:
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # The records hold prompts: the file is the owner's alone, and SQLite gives its -wal and
-        # -shm files the same mode as the database file.
-        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        # -shm files the same mode as the database file. Only a file made here is opened and
+        # closed here: closing a descriptor on a file another connection of this process holds
+        # drops its locks (file.py).
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
         self.connect()
 
     def connect(self) -> None:
