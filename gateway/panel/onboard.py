@@ -1,20 +1,23 @@
 """Onboarding: a model brought onto a running bench is asked by the gateway itself, once, so its
-health is known before a panel seats it (contract §19).
+health is known before a panel seats it, then given the suite's quick set, so the router has
+evidence of it before anyone judges it (contract §19, §20).
 
 Why: a model new in a reloaded config has no record at all; if its slug is wrong or its key
 refused, the first panels that seat it as an explorer find out, one wasted chair each. A probe
 finds out first, and is learned from as any call is (gateway/panel/probe.py).
 
 Within its limits: the probe takes a permit as a seat does (its rpm caps, its connection's,
-its cooldown); a model over its cap waits for a slot. Only models that are new on a running
-gateway are onboarded: a gateway's first start asks nobody on its own.
+its cooldown); a model over its cap waits for a slot. The quick set is a suite run, which keeps
+to `suite.share` of those limits and skips a model the probe found benched; while another run
+holds the suite's lock (one at a time across workers and replicas) it waits for it. Only models
+that are new on a running gateway are onboarded: a gateway's first start asks nobody on its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from gateway.panel.probe import probe
@@ -29,11 +32,18 @@ LONGEST_WAIT_S = 3600.0  # a model that stays over its limits this long is left 
 RETRY_S = 5.0  # how often a model cooling with no stated end is asked about again
 
 
-async def onboard(runtime: Runtime, aliases: Iterable[str]) -> None:
-    """Onboard each of *aliases* in turn (the background task of a reloaded app): one probe
-    each. The suite's quick set (gateway/suite/service.py `onboard`) is not asked yet: see
-    gateway/serve/reload.py."""
-    for alias in aliases:
+# The suite's quick set for models (gateway/suite/service.py `Suite.onboard`): the run's id,
+# or None when it was not started (onboarding off, or another run holding the lock).
+QuickSet = Callable[[list[str]], Awaitable["str | None"]]
+
+
+async def onboard(
+    runtime: Runtime, aliases: Iterable[str], quick_set: QuickSet | None = None
+) -> None:
+    """Onboard *aliases* (the background task of a reloaded app): one probe each, in turn, then
+    the suite's quick set for them all (*quick_set*; none without it)."""
+    wanted = list(aliases)
+    for alias in wanted:
         try:
             if await _within_limits(runtime, alias):
                 log.info("onboarding %s: one probe", alias)
@@ -42,6 +52,30 @@ async def onboard(runtime: Runtime, aliases: Iterable[str]) -> None:
             raise
         except Exception:
             log.exception("onboarding %s failed unexpectedly", alias)
+    if quick_set is not None and runtime.config.suite.onboard and wanted:
+        await _quick_set(runtime, wanted, quick_set)
+
+
+async def _quick_set(runtime: Runtime, aliases: list[str], quick_set: QuickSet) -> None:
+    """Start the quick set for *aliases*; while another run holds the suite's lock, try again
+    every RETRY_S for up to LONGEST_WAIT_S (then the models are left to `suite run`)."""
+    waited = 0.0
+    while True:
+        try:
+            started = await quick_set(aliases)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("onboarding %s: the quick set failed to start", ", ".join(aliases))
+            return
+        if started is not None:
+            log.info("onboarding %s: the suite's quick set, run %s", ", ".join(aliases), started)
+            return
+        if waited >= LONGEST_WAIT_S or not runtime.config.suite.onboard:
+            log.info("onboarding %s: no quick set (another suite run held the lock)", aliases)
+            return
+        await asyncio.sleep(RETRY_S)
+        waited += RETRY_S
 
 
 async def _within_limits(runtime: Runtime, alias: str) -> bool:

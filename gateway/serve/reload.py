@@ -115,12 +115,9 @@ class Running:
             failure = self._lifespan.exception() if self._lifespan.done() else None
             raise StartFailed(said[0] if said else repr(failure))
         if self.onboarding:  # new models on a running bench (contract §19)
-            runtime = self.app.state.runtime
-            # The suite's quick set (`self.app.state.suite.onboard`) is not handed on yet: a
-            # quick set running while a replaced worker exits left a shared SQLite store
-            # reported damaged (tests/serve/test_reload.py, two workers); until that is
-            # understood, onboarding is the probe.
-            self._onboard = loop.create_task(onboard(runtime, self.onboarding), name="onboard")
+            state = self.app.state
+            onboarding = onboard(state.runtime, self.onboarding, state.suite.onboard)
+            self._onboard = loop.create_task(onboarding, name="onboard")
 
     async def serve(self, scope: Any, receive: Any, send: Any) -> None:
         self.in_flight += 1

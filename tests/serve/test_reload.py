@@ -165,10 +165,14 @@ def test_a_config_check_config_refuses_is_logged_and_the_running_one_kept(reques
     assert "bench/solo" in listed and "bench/wrong" not in listed
 
 
-def test_the_reply_says_what_changed_and_new_models_are_onboarded_with_a_probe(request, sim):
+def test_the_reply_says_what_changed_and_new_models_are_onboarded_probe_then_quick_set(
+    request, sim
+):
     bench = bench_for(request, "one process")
     assert bench.asked_at_start == 0  # a gateway's first start asks nobody on its own
     sim.set("sim-kappa", status=410)  # withdrawn: its probe finds out before any panel does
+    sim.set("sim-theta", suite_skill=1.0)  # answers the suite's tasks, all of them right
+    runs_before = {run["id"] for run in bench.http.get("/bench/suite").json()["runs"]}
     bench.write(with_model(with_model(without_model(bench.raw, "epsilon"), "theta"), "kappa"))
     reply = bench.http.post("/bench/reload")
     assert reply.status_code == 200, reply.text
@@ -182,15 +186,30 @@ def test_the_reply_says_what_changed_and_new_models_are_onboarded_with_a_probe(r
         "workers": 1,
     }
     wait_until(lambda: bench.models()["kappa"]["health"] == "retired", timeout=HANG_S)
-    wait_until(lambda: len(sim.log("sim-theta")) == 1, timeout=HANG_S)
-    assert len(sim.log("sim-kappa")) == 1  # one probe each
-    assert [r["body"]["messages"] for r in sim.log("sim-theta")] == [PROBE]
+
+    def onboarding_run() -> dict[str, Any] | None:
+        runs = bench.http.get("/bench/suite").json()["runs"]
+        fresh = [run for run in runs if run["id"] not in runs_before]
+        return fresh[0] if fresh and fresh[0]["state"] != "running" else None
+
+    wait_until(lambda: onboarding_run() is not None, timeout=HANG_S)
+    run = onboarding_run()
+    assert run is not None
+    assert (run["models"], run["quick"], run["state"]) == (["theta", "kappa"], 1, "done")
+    asked = [r["body"]["messages"] for r in sim.log("sim-theta")]
+    assert asked[0] == PROBE  # the probe first, then the quick set: one call per task
+    assert len(asked) == 1 + len(run["tasks"]) and len(run["tasks"]) == 8
+    assert len(sim.log("sim-kappa")) == 1  # its probe retired it: no quick set asked of it
+    assert any("kappa" in note for note in run["notes"])
     staying = {served(alias) for alias in ("alpha", "beta", "gamma", "delta")}
     assert not [r for r in sim.log() if r["model"] in staying]  # the others: not asked
     assert bench.models()["theta"]["health"] == "ok"
+    figures = bench.models()["theta"]["suite"]  # before anyone judged it
+    assert sum(shape["answered"] for shape in figures.values()) == 8
+    assert {shape["accuracy"] for shape in figures.values()} == {1.0}
     again = bench.http.post("/bench/reload")
     assert (again.json()["added"], again.json()["removed"]) == ([], [])
-    assert len(sim.log("sim-kappa")) == len(sim.log("sim-theta")) == 1  # nobody new: no probe
+    assert len(sim.log("sim-kappa")) == 1 and len(sim.log("sim-theta")) == len(asked)
 
 
 @pytest.mark.parametrize("mode", MODES)
