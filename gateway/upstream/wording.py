@@ -8,6 +8,7 @@ connection refused`: the provider and host to look at, the status, and the provi
 
 from __future__ import annotations
 
+import ast
 import re
 import socket
 import ssl
@@ -19,6 +20,8 @@ import litellm
 # litellm's wrapping before a provider's words: `litellm.RateLimitError: RateLimitError:
 # OpenAIException - `, `APIConnectionError: Ollama_chatException - `, and the like
 _WRAPPING = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+")
+# the OpenAI SDK's own prefix, which some providers' errors carry inside litellm's wrapping
+_ERROR_CODE = re.compile(r"^Error code: \d{3} - ")
 _REPR = re.compile(r"\s*\S*<[\w.]+ object at 0x[0-9a-f]+>\S*", re.IGNORECASE)
 # Where providers litellm gives no api_base for are, when a model sets none.
 _DEFAULT_HOSTS = {
@@ -77,10 +80,24 @@ def provider_words(exc: BaseException, status: int | None) -> str:
     said = inner.get("message") if isinstance(inner, dict) else inner
     text = said if isinstance(said, str) and said.strip() else str(exc)
     text = _REPR.sub("", _WRAPPING.sub("", " ".join(text.split()))).strip()
-    text = text or type(exc).__name__
+    text = _said_inside(_ERROR_CODE.sub("", text)) or type(exc).__name__
     if status is not None and not text.startswith(str(status)):
         text = f"{status} {text}"
     return text
+
+
+def _said_inside(text: str) -> str:
+    """The provider's message when *text* is the repr of its error body (`{'error': {'message':
+    ...}}`, as the OpenAI SDK words an error it could not read), else *text*."""
+    if not text.startswith("{") or len(text) > 20_000:
+        return text
+    try:
+        body = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    said = inner.get("message") if isinstance(inner, dict) else inner
+    return " ".join(said.split()) if isinstance(said, str) and said.strip() else text
 
 
 def unreachable_words(exc: BaseException) -> str:
