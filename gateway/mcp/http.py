@@ -1,7 +1,9 @@
 """`POST /mcp`: the bench's MCP tools on the gateway itself, over MCP's streamable HTTP.
 
 The request carries the gateway key (`Authorization: Bearer` or `x-api-key`) like every route:
-it is checked before the MCP SDK sees the request (401 as any route). The transport runs
+it is checked before the MCP SDK sees the request (401 as any route), and so is the body: read
+within the gateway's limits of size and time, and refused unless it is one JSON-RPC message
+(gateway/mcp/message.py: the SDK takes some malformed ones as notifications). The transport runs
 stateless: every request stands alone and is checked on its own, so no session can outlive its
 key's revocation, and any of a gateway's workers serves any request. A tool call seats its
 panel through gateway/panel/seating.py, the path every route takes: the same admission, scope
