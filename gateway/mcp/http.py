@@ -1,7 +1,9 @@
 """`POST /mcp`: the bench's MCP tools on the gateway itself, over MCP's streamable HTTP.
 
 The request carries the gateway key (`Authorization: Bearer` or `x-api-key`) like every route:
-it is checked before the MCP SDK sees the request (401 as any route). The transport runs
+it is checked before the MCP SDK sees the request (401 as any route), and so is the body: read
+within the gateway's limits of size and time, and refused unless it is one JSON-RPC message
+(gateway/mcp/message.py: the SDK takes some malformed ones as notifications). The transport runs
 stateless: every request stands alone and is checked on its own, so no session can outlive its
 key's revocation, and any of a gateway's workers serves any request. A tool call seats its
 panel through gateway/panel/seating.py, the path every route takes: the same admission, scope
@@ -27,12 +29,15 @@ from mcp.server.mcpserver import Context
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
-from starlette.types import Receive, Scope, Send
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
 
 from gateway.config.settings import Config
+from gateway.endpoints.common import read_body
 from gateway.errors import GatewayError, render
 from gateway.formats import chat
 from gateway.formats.chat.render import completion_body
+from gateway.mcp import message
 from gateway.mcp.remote import Refused
 from gateway.mcp.tools import Progress, build_server
 from gateway.panel.run import PanelEnded, SeatFinished
@@ -145,7 +150,9 @@ def root_logging_kept() -> Iterator[None]:
 
 
 class McpEndpoint:
-    """The ASGI endpoint at /mcp: the caller's key checked, then the SDK's session manager."""
+    """The ASGI endpoint at /mcp: the caller's key checked, the body read within the gateway's
+    limits of size and time and checked to be a message (gateway/mcp/message.py), then the
+    SDK's session manager."""
 
     def __init__(self, config: Config) -> None:
         with root_logging_kept():
@@ -169,4 +176,45 @@ class McpEndpoint:
         except GatewayError as error:
             return await render(error)(scope, receive, send)
         scope[CLIENT] = client
-        await self.manager.handle_request(scope, receive, send)
+        try:
+            raw = await read_body(request, runtime.config.gateway.max_body_bytes)
+        except GatewayError as error:
+            return await render(error)(scope, receive, send)
+        wrong = message.refusal(raw)
+        if wrong is not None:
+            refused = Response(message.error_body(wrong), 400, media_type="application/json")
+            return await refused(scope, receive, send)
+        await self.manager.handle_request(
+            _typed_json(scope), _replayed(raw, receive), _no_type_on_202(send)
+        )
+
+
+def _typed_json(scope: Scope) -> Scope:
+    """The guard took the body as JSON (no `Content-Type`, or an `application/*+json` one, as on
+    every route); the SDK, told so, answers it rather than refusing it in plain text."""
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-type"]
+    return {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+
+
+def _replayed(raw: bytes, receive: Receive) -> Receive:
+    """The body read here, handed to the SDK as if it came now; then the client's own events
+    (its disconnect)."""
+    pending = [{"type": "http.request", "body": raw, "more_body": False}]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
+def _no_type_on_202(send: Send) -> Send:
+    """The SDK answers a notification 202 with no body but `Content-Type: application/json`,
+    a body its type does not describe: the header is dropped."""
+
+    async def sending(event: Message) -> None:
+        if event["type"] == "http.response.start" and event["status"] == 202:
+            headers = [(k, v) for k, v in event["headers"] if k.lower() != b"content-type"]
+            event = {**event, "headers": headers}
+        await send(event)
+
+    return sending

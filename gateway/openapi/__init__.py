@@ -16,6 +16,7 @@ from gateway.openapi import (
     common,
     dashboard,
     figures,
+    mcp,
     ollama_gemini,
     openai,
     records,
@@ -79,5 +80,6 @@ def _described() -> Schema:
             **ollama_gemini.PATHS,
             **openai.paths(),
             **dashboard.PATHS,
+            **mcp.PATHS,
         },
     }

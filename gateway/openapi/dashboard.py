@@ -1,11 +1,10 @@
-"""The dashboard's routes (contract §13) and MCP's (§12), described as the server serves them.
+"""The dashboard's routes (contract §13), described as the server serves them.
 
 The pages are HTML; open on loopback without keys, else after signing in with the admin token
 (401 with the sign-in page). Every form post repeats its CSRF cookie in `X-CSRF-Token` (403
 otherwise), so a post the page did not make changes nothing. `/ui/events` is a server-sent
-event stream that lasts as long as the page is open, and `POST /mcp` speaks MCP's streamable
-HTTP (JSON-RPC in sessions the SDK keeps): both are described, and a fuzzer that cannot follow
-their protocols leaves them out (tests/openapi/test_fuzz.py).
+event stream that the page keeps open (each stream ends after a while and the browser
+reconnects).
 """
 
 from __future__ import annotations
@@ -86,24 +85,6 @@ _EVENT: Schema = {
             },
         },
     },
-}
-# What `POST /mcp` takes: one JSON-RPC 2.0 message (a request or notification names a method,
-# a response an id); `{}` is none of them.
-_JSON_RPC: Schema = {
-    "type": "object",
-    "description": "a JSON-RPC 2.0 message",
-    "required": ["jsonrpc"],
-    "properties": {
-        "jsonrpc": {"const": "2.0"},
-        "method": {"type": "string", "minLength": 1},
-        "id": {"type": ["string", "integer"]},
-        "params": {"type": "object"},
-    },
-    "anyOf": [
-        {"required": ["method"]},
-        {"required": ["id", "result"]},
-        {"required": ["id", "error"]},
-    ],
 }
 PATHS: dict[str, Any] = {
     "/": _page(
@@ -201,28 +182,4 @@ PATHS: dict[str, Any] = {
             {**_UNSIGNED, "404": "no such model"},
         )
     ),
-    "/mcp": {
-        "post": {
-            "summary": "MCP over streamable HTTP: list_collections, ask, verdict, "
-            "pending_verdicts (contract §12); same keys and scopes as every route",
-            "requestBody": {
-                "required": True,
-                "content": {"application/json": {"schema": _JSON_RPC}},
-            },
-            "responses": {
-                "200": {
-                    "description": "the JSON-RPC reply, or an event stream of them",
-                    "content": {
-                        "application/json": {"schema": {"type": "object"}},
-                        "text/event-stream": {"schema": {"type": "string"}},
-                    },
-                },
-                "202": {"description": "a notification taken"},
-                "400": {"description": "not a JSON-RPC message of a session"},
-                "401": _error("no valid key"),
-                "404": {"description": "an unknown session"},
-                "406": {"description": "Accept must take JSON and event streams"},
-            },
-        }
-    },  # fmt: skip
 }

@@ -1,6 +1,8 @@
-"""The two operations the fuzzer cannot drive are described exactly too: every event of the
-dashboard's `/ui/events` stream matches the event schema (its data JSON, as the document says),
-and `POST /mcp`'s body is a JSON-RPC message (`{}` is not one, and the server refuses it)."""
+"""The two operations that answer with event streams, as a client sees them (the fuzzer reads
+only the first event of `/ui/events`, and rarely makes a message that does something): every
+event of the dashboard's stream matches the event schema (its data JSON, as the document says),
+even one written after it opened; `POST /mcp` takes a JSON-RPC message and answers what is not
+one with a JSON-RPC error, in its described shapes."""
 
 from __future__ import annotations
 
@@ -70,3 +72,40 @@ def test_the_mcp_body_is_described_as_a_json_rpc_message(gateway, spec):
     assert refused.status_code == 400  # as the description says of what is not a message
     taken = gateway.http.post("/mcp", json=initialize, headers=accept)
     assert taken.status_code == 200, taken.text
+
+
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+PING = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+
+
+def test_a_request_with_an_id_mcp_does_not_allow_is_refused_not_dropped(gateway, spec):
+    """The SDK took `id: null` as a notification: a 202, and the request was never answered."""
+    described = spec["paths"]["/mcp"]["post"]["responses"]["400"]["content"]["application/json"]
+    for wrong in (None, 1.5, True, ["7"]):
+        refused = gateway.http.post("/mcp", json={**PING, "id": wrong}, headers=ACCEPT)
+        assert refused.status_code == 400, (wrong, refused.text)
+        error = refused.json()
+        jsonschema.validate(error, described["schema"])
+        assert error["error"] == {
+            "code": -32600,
+            "message": "Invalid Request: `id` must be a string or an integer",
+        }
+
+
+def test_a_notification_is_taken_with_a_bare_202(gateway, spec):
+    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    taken = gateway.http.post("/mcp", json=notification, headers=ACCEPT)
+    assert (taken.status_code, taken.content) == (202, b"")
+    assert "content-type" not in taken.headers  # (the SDK labelled the empty body JSON)
+    assert "content" not in spec["paths"]["/mcp"]["post"]["responses"]["202"]
+
+
+def test_a_message_sent_without_a_content_type_is_answered_as_on_every_route(gateway):
+    """The guard takes a body without `Content-Type` as JSON; the SDK refused it in plain text."""
+    answered = gateway.http.post("/mcp", content=json.dumps(PING).encode(), headers=ACCEPT)
+    assert answered.status_code == 200, answered.text
+    assert answered.headers["content-type"].startswith("text/event-stream")
+    data = [line for line in answered.text.splitlines() if line.startswith("data:")]
+    assert [json.loads(line.removeprefix("data:")) for line in data] == [
+        {"jsonrpc": "2.0", "id": 7, "result": {}}
+    ]
