@@ -47,8 +47,6 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     if count > 1:
         sock.close()
 
-    import uvicorn
-
     from gateway.runtime import board_room
     from gateway.serve import access_log as serverlog
     from gateway.serve import rolling
@@ -83,14 +81,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
         return run_server(app, sock, listening, reloading.hang_up, **options)
     with processes.shared_board(board_room(config)) as board:
         serverlog.summary(path, config, count, f"board {board}, shared by the workers")
-        if processes.supported():
-            return rolling.run(path, host, port, count, options, str(board), listening, config)
-        os.environ["BENCH_CONFIG"] = path
-        os.environ["BENCH_BOARD"] = str(board)
-        os.environ["BENCH_WORKERS"] = str(count)
-        factory = "gateway.serve.workers:app_for_uvicorn_worker"
-        uvicorn.run(factory, factory=True, workers=count, **options)  # it prints the URL
-    return 0
+        return rolling.run(path, host, port, count, options, str(board), listening, config)
 
 
 def _loopback(host: str) -> bool:

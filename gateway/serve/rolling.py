@@ -2,9 +2,10 @@
 all on SIGTERM or SIGINT, and on SIGHUP (or a worker's `POST /bench/reload`) replaces them one
 at a time on the config file as it is now.
 
-Why the supervisor holds the listening sockets (one per worker, SO_REUSEPORT): a socket that
-closes resets every connection the kernel had queued on it, so a worker that owned its socket
-could not be replaced without failing some requests under traffic. Here a worker's successor is
+Why the supervisor holds the listening sockets (one per worker, SO_REUSEPORT; one for them all
+where the platform has none): a socket that closes resets every connection the kernel had queued
+on it, so a worker that owned its socket could not be replaced without failing some requests
+under traffic. Here a worker's successor is
 started on the same socket; once it listens, the old worker is told to stop (SIGUSR1: it stops
 accepting, finishes what it has in flight, records included, answers the next request on each
 connection it has open with `Connection: close`, and exits), and connections still queued are
@@ -30,7 +31,7 @@ from gateway.config.changes import changes
 from gateway.config.settings import Config
 from gateway.errors import ConfigRefused
 from gateway.serve.ports import bound_socket
-from gateway.serve.workers import serve_one, worker_context
+from gateway.serve.workers import serve_one, supported, worker_context
 
 log = logging.getLogger("bench.workers")
 
@@ -49,12 +50,21 @@ def run(
     is called once, when the first worker takes connections; *config*: the one checked at
     start (what a reload is compared with). Other programs on the port are the caller's to
     check (workers of another gateway would let ours share it)."""
-    sockets = [bound_socket(host, port, share_port=True) for _ in range(workers)]
+    sockets = listening_sockets(host, port, workers)
     try:
         return Supervisor(path, config, sockets, options, board, listening).run()
     finally:
-        for sock in sockets:
+        for sock in set(sockets):
             sock.close()
+
+
+def listening_sockets(host: str, port: int, workers: int) -> list[socket.socket]:
+    """One socket per worker (SO_REUSEPORT: the kernel spreads new connections over them); where
+    the platform has no SO_REUSEPORT, one socket every worker accepts on (whichever wakes first
+    takes what waits, so a burst spreads less evenly), replaced and reloaded the same way."""
+    if supported():
+        return [bound_socket(host, port, share_port=True) for _ in range(workers)]
+    return [bound_socket(host, port)] * workers
 
 
 class Supervisor:

@@ -42,8 +42,12 @@ class Served:
     """One `bench-gateway serve` process on `config`, its output in `log`: a supervisor and its
     WORKERS workers, in a process group of their own."""
 
-    def __init__(self, config: Path, log: Path, workers: int = WORKERS) -> None:
+    def __init__(
+        self, config: Path, log: Path, workers: int = WORKERS, program: list[str] | None = None
+    ) -> None:
+        """*program*: how `bench-gateway` is run (tests/helpers/programs.py)."""
         self.config, self.log, self.workers = config, log, workers
+        self.program = program or bench_gateway()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
@@ -53,7 +57,7 @@ class Served:
         without the shutdown the tests look for."""
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [*bench_gateway(), "serve", "--config", str(self.config), "--port", str(self.port)],
+                [*self.program, "serve", "--config", str(self.config), "--port", str(self.port)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
