@@ -30,6 +30,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     from gateway.upstream.providers import check_providers
 
     process.own()
+    process.hold_hang_ups()  # a reload asked while starting is taken once serving
     path = str(Path(path).resolve())  # what a reload reads again, wherever it is asked from
     config = load_config(path)
     check_providers(config)  # a model litellm could not call: a config problem, not a seat's

@@ -55,6 +55,14 @@ class Served:
     def start(self) -> Served:
         """Started, and every worker serving: a worker still starting at a signal would end
         without the shutdown the tests look for."""
+        self.launch()
+        self.wait_for_output("Application startup complete.", count=self.workers)
+        with httpx.Client(timeout=HANG_S) as http:
+            assert http.get(f"{self.url}/healthz").status_code == 200
+        return self
+
+    def launch(self) -> None:
+        """Started, not waited for."""
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [*self.program, "serve", "--config", str(self.config), "--port", str(self.port)],
@@ -63,10 +71,6 @@ class Served:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        self.wait_for_output("Application startup complete.", count=self.workers)
-        with httpx.Client(timeout=HANG_S) as http:
-            assert http.get(f"{self.url}/healthz").status_code == 200
-        return self
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
