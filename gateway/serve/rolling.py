@@ -5,13 +5,13 @@ at a time on the config file as it is now.
 Why the supervisor holds the listening sockets (one per worker, SO_REUSEPORT; one for them all
 where the platform has none): a socket that closes resets every connection the kernel had queued
 on it, so a worker that owned its socket could not be replaced without failing some requests
-under traffic. Here a worker's successor is
-started on the same socket; once it listens, the old worker is told to stop (SIGUSR1: it stops
-accepting, finishes what it has in flight, records included, answers the next request on each
-connection it has open with `Connection: close`, and exits), and connections still queued are
-accepted by the successor. Then the next worker. A config `check-config` refuses is
-not taken: one line in the log, every worker kept; the board must have room for it too
-(gateway/runtime.py `board_fits`).
+under traffic. Here a worker's successor is started on the same socket; once it listens, the
+old worker is told to stop (SIGUSR1: it stops accepting, finishes what it has in flight, records
+included, answers the next request on each connection it has open with `Connection: close`, and
+exits), and connections still queued are accepted by the successor. Then the next worker. A
+config `check-config` refuses is not taken: one line in the log, every worker kept; the board
+must have room for it too (gateway/runtime.py `board_fits`). A SIGHUP that came while the
+gateway started is acted on once every worker listens.
 """
 
 from __future__ import annotations
