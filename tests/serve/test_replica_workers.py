@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 import yaml
 
@@ -110,8 +111,6 @@ def test_both_replicas_show_the_same_listing_and_the_expired_model_is_retired_on
             assert listing_facts(replica.url) == expected
     actions = httpx.get(f"{replicas.replicas[1].url}/bench/health", timeout=HANG_S).json()
     assert any(a.startswith(f"gamma expires on {day(3)}") for a in actions["actions"])
-    import psycopg
-
     with psycopg.connect(replicas.raw["store"]) as db:
         events = db.execute("SELECT alias, health, why FROM health_events").fetchall()
     assert events == [("epsilon", "retired", EXPIRED.format(day(-1)))]
