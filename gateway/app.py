@@ -9,10 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any, cast
 
 from starlette.applications import Starlette
@@ -189,15 +187,6 @@ def _forwarded(config: Config) -> list[Middleware]:
     from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
     return [Middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted))]
-
-
-def app_from_environment() -> Starlette:
-    """For `serve --workers N` on uvicorn's own workers (no SO_REUSEPORT): each worker builds
-    its app from BENCH_CONFIG and maps the board named by BENCH_BOARD."""
-    from gateway.config.settings import load_config
-
-    board = Board.attach(Path(os.environ["BENCH_BOARD"]))
-    return create_app(load_config(os.environ["BENCH_CONFIG"]), board=board)
 
 
 async def _drain(runtime: Runtime, timeout: float) -> None:

@@ -30,6 +30,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     from gateway.upstream.providers import check_providers
 
     process.own()
+    process.hold_hang_ups()  # a reload asked while starting is taken once serving
     path = str(Path(path).resolve())  # what a reload reads again, wherever it is asked from
     config = load_config(path)
     check_providers(config)  # a model litellm could not call: a config problem, not a seat's
@@ -46,8 +47,6 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
     sock = bound_socket(host, port)  # PortInUse: one line from the CLI
     if count > 1:
         sock.close()
-
-    import uvicorn
 
     from gateway.runtime import board_room
     from gateway.serve import access_log as serverlog
@@ -83,14 +82,7 @@ def serve(path: str, host: str, port: int, workers: int | str | None = None) -> 
         return run_server(app, sock, listening, reloading.hang_up, **options)
     with processes.shared_board(board_room(config)) as board:
         serverlog.summary(path, config, count, f"board {board}, shared by the workers")
-        if processes.supported():
-            return rolling.run(path, host, port, count, options, str(board), listening, config)
-        os.environ["BENCH_CONFIG"] = path
-        os.environ["BENCH_BOARD"] = str(board)
-        os.environ["BENCH_WORKERS"] = str(count)
-        factory = "gateway.serve.workers:app_for_uvicorn_worker"
-        uvicorn.run(factory, factory=True, workers=count, **options)  # it prints the URL
-    return 0
+        return rolling.run(path, host, port, count, options, str(board), listening, config)
 
 
 def _loopback(host: str) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -42,6 +43,24 @@ def own() -> None:
     set_environment()
     share_the_interpreter()
     log_to_stderr()
+
+
+_HUNG_UP: list[int] = []  # SIGHUPs held while `serve` starts
+
+
+def hold_hang_ups() -> None:
+    """From now until the server takes SIGHUP over, a SIGHUP is kept (`hung_up_while_starting`)
+    rather than the end of the process. Left to its default, a reload asked while `serve` was
+    still starting (seconds: litellm's import, the store) killed the gateway."""
+    signal.signal(signal.SIGHUP, lambda signum, frame: _HUNG_UP.append(signum))
+
+
+def hung_up_while_starting() -> bool:
+    """Whether a SIGHUP came while starting (then forgotten): the config is read again once the
+    gateway serves."""
+    heard = bool(_HUNG_UP)
+    _HUNG_UP.clear()
+    return heard
 
 
 def share_the_interpreter() -> None:

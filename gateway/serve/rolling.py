@@ -2,15 +2,16 @@
 all on SIGTERM or SIGINT, and on SIGHUP (or a worker's `POST /bench/reload`) replaces them one
 at a time on the config file as it is now.
 
-Why the supervisor holds the listening sockets (one per worker, SO_REUSEPORT): a socket that
-closes resets every connection the kernel had queued on it, so a worker that owned its socket
-could not be replaced without failing some requests under traffic. Here a worker's successor is
-started on the same socket; once it listens, the old worker is told to stop (SIGUSR1: it stops
-accepting, finishes what it has in flight, records included, answers the next request on each
-connection it has open with `Connection: close`, and exits), and connections still queued are
-accepted by the successor. Then the next worker. A config `check-config` refuses is
-not taken: one line in the log, every worker kept; the board must have room for it too
-(gateway/runtime.py `board_fits`).
+Why the supervisor holds the listening sockets (one per worker, SO_REUSEPORT; one for them all
+where the platform has none): a socket that closes resets every connection the kernel had queued
+on it, so a worker that owned its socket could not be replaced without failing some requests
+under traffic. Here a worker's successor is started on the same socket; once it listens, the
+old worker is told to stop (SIGUSR1: it stops accepting, finishes what it has in flight, records
+included, answers the next request on each connection it has open with `Connection: close`, and
+exits), and connections still queued are accepted by the successor. Then the next worker. A
+config `check-config` refuses is not taken: one line in the log, every worker kept; the board
+must have room for it too (gateway/runtime.py `board_fits`). A SIGHUP that came while the
+gateway started is acted on once every worker listens.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from gateway.board import Board
 from gateway.config.changes import changes
 from gateway.config.settings import Config
 from gateway.errors import ConfigRefused
+from gateway.serve import process
 from gateway.serve.ports import bound_socket
-from gateway.serve.workers import serve_one, worker_context
+from gateway.serve.workers import serve_one, supported, worker_context
 
 log = logging.getLogger("bench.workers")
 
@@ -49,12 +51,21 @@ def run(
     is called once, when the first worker takes connections; *config*: the one checked at
     start (what a reload is compared with). Other programs on the port are the caller's to
     check (workers of another gateway would let ours share it)."""
-    sockets = [bound_socket(host, port, share_port=True) for _ in range(workers)]
+    sockets = listening_sockets(host, port, workers)
     try:
         return Supervisor(path, config, sockets, options, board, listening).run()
     finally:
-        for sock in sockets:
+        for sock in set(sockets):
             sock.close()
+
+
+def listening_sockets(host: str, port: int, workers: int) -> list[socket.socket]:
+    """One socket per worker (SO_REUSEPORT: the kernel spreads new connections over them); where
+    the platform has no SO_REUSEPORT, one socket every worker accepts on (whichever wakes first
+    takes what waits, so a burst spreads less evenly), replaced and reloaded the same way."""
+    if supported():
+        return [bound_socket(host, port, share_port=True) for _ in range(workers)]
+    return [bound_socket(host, port)] * workers
 
 
 class Supervisor:
@@ -77,6 +88,7 @@ class Supervisor:
         self.queue: list[int] = []  # sockets whose worker a reload has yet to replace
         self.onboarding: tuple[str, ...] = ()  # for the first successor of a reload only
         self.pending: Config | None = None
+        self.listened: set[int] = set()  # workers that took connections
         self.wanted = self.stopping = self.heard = False
 
     def start(self, index: int, onboarding: tuple[str, ...] = ()) -> Any:
@@ -102,10 +114,19 @@ class Supervisor:
         self.wanted = True  # acted on by the loop, not in the handler
 
     def run(self) -> int:
-        # Ignored while the first workers start: the fork server (and the resource tracker)
-        # inherit it across their exec, so a terminal's hang-up does not end them under the
-        # workers (whose exits they report).
+        # Ignored while the fork server (and the resource tracker) start: they inherit it across
+        # their exec, so a terminal's hang-up does not end them under the workers (whose exits
+        # they report), nor the workers forked from them before they take it over. Blocked
+        # meanwhile, so that one sent then waits for the handler rather than being lost. Spawned
+        # workers (no fork server) inherit it only if it is ignored while they start.
+        hang_up = {signal.SIGHUP}
+        signal.pthread_sigmask(signal.SIG_BLOCK, hang_up)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        if fork_server_started(self.context):
+            signal.signal(signal.SIGHUP, self.hang_up)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, hang_up)
+        # one held by the CLI, or come since: reloaded once every worker listens
+        self.wanted = self.wanted or process.hung_up_while_starting()
         self.slots = [self.start(i) for i in range(len(self.sockets))]
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
@@ -129,6 +150,7 @@ class Supervisor:
         if what == "reload":
             self.wanted = True
             return
+        self.listened.add(pid)
         if not self.heard:
             self.heard = True
             self.listening()
@@ -146,7 +168,8 @@ class Supervisor:
             log.info("Reloaded %s: every worker is on the new config", self.path)
 
     def reload_if_wanted(self) -> None:
-        if self.wanted and self.incoming is None and not self.queue:
+        serving = all(proc.pid in self.listened for proc in self.slots)  # (none still starting)
+        if self.wanted and serving and self.incoming is None and not self.queue:
             self.wanted = False
             self.begin_reload()
         if self.queue and self.incoming is None:
@@ -197,3 +220,14 @@ class Supervisor:
                 return
             log.warning("worker [%d] ended (%d); starting another", proc.pid, proc.exitcode)
             self.slots[i] = self.start(i)
+
+
+def fork_server_started(context: Any) -> bool:
+    """Start *context*'s fork server now, if it has one (it is otherwise started by the first
+    worker's start, seconds later): True if it did."""
+    if context.get_start_method() != "forkserver":
+        return False
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+    return True

@@ -20,6 +20,7 @@ from typing import Any
 
 import uvicorn
 
+from gateway.serve import process
 from gateway.serve.connection import HeadLimitedProtocol, linger
 from gateway.serve.ports import bound_socket, free_port, url_of
 
@@ -59,6 +60,7 @@ class Server(uvicorn.Server):
         self.reload = reload
         self.replaceable = replaceable
         self.lingering = False
+        self._hung_up = False  # a SIGHUP came before the loop ran
         self._exiting = False
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -100,8 +102,9 @@ class Server(uvicorn.Server):
         if self.reload is not None and loop is not None:
             loop.call_soon_threadsafe(self.reload)
             return
-        if self.reload is not None:  # not serving yet: nothing to reload into
-            log.info("Received SIGHUP while starting: the config just read is the one taken.")
+        if self.reload is not None:  # not serving yet: reloaded once it is (`main_loop`)
+            log.info("Received SIGHUP while starting: the config is read again once serving.")
+            self._hung_up = True
             return
         log.info("Received SIGHUP: finishing the requests in flight, then stopping.")
         self.should_exit = True
@@ -125,6 +128,8 @@ class Server(uvicorn.Server):
         self._loop = asyncio.get_running_loop()  # (after the event: the setter needs both)
         if self.listening is not None:
             self.listening()
+        if self.reload is not None and (self._hung_up or process.hung_up_while_starting()):
+            self.reload()  # a SIGHUP that came while starting
         while not await self.on_tick(0):  # tick 0: the Date header and the checks, each time
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.tick_s):

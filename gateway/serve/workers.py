@@ -4,6 +4,11 @@ Why not uvicorn's own workers: they share one listening socket, and whichever wo
 accepts every connection waiting, so a burst of panels lands mostly on one process (measured
 here: 1,000 panels at once split about 2:1) while the other core idles. With SO_REUSEPORT each
 worker listens on its own socket and the kernel spreads new connections across them evenly.
+Where the platform has no SO_REUSEPORT the workers share one socket, as uvicorn's would, under
+the same supervisor: a reload there replaces them as it does here. (uvicorn's own supervisor,
+once used there, gave a new worker 5 s to start, less than the gateway's start-up takes, so its
+reload was abandoned every time, and it closed an old worker's idle connections under clients
+about to reuse them.)
 
 The supervisor (gateway/serve/rolling.py) holds those sockets and starts, watches, replaces and
 stops the workers: a worker that dies is started again on its socket; SIGTERM or SIGINT is passed
@@ -106,39 +111,6 @@ def served_app(
         handoff=handoff, workers=workers,
     )  # fmt: skip
     return process.AfterStartup(reloading)
-
-
-def app_for_uvicorn_worker() -> Any:
-    """For `serve --workers N` on uvicorn's own workers (no SO_REUSEPORT): each worker builds
-    its app from BENCH_CONFIG and maps the board named by BENCH_BOARD.
-
-    Reloading there is uvicorn's own: its supervisor answers SIGHUP by starting a new worker
-    (which reads the file again), waiting until it is ready, then stopping an old one, each in
-    turn; a worker that fails on the new config is not ready, and uvicorn keeps the old ones.
-    `POST /bench/reload` checks the file, then sends the supervisor that SIGHUP (on a platform
-    without one, it refuses, naming why)."""
-    process.own()
-    from gateway.config.settings import load_config
-
-    # a worker ignores the terminal's hang-up itself, which would cut its requests (uvicorn's
-    # supervisor reloads on it)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    board = Board.attach(Path(os.environ["BENCH_BOARD"]))
-    count = int(os.environ.get("BENCH_WORKERS", "1"))
-    config = load_config(os.environ["BENCH_CONFIG"])
-    return served_app(config, board, handoff=_hang_up_the_supervisor, workers=count)
-
-
-def _hang_up_the_supervisor() -> None:
-    from gateway.errors import ConfigRefused
-
-    hang_up = getattr(signal, "SIGHUP", None)
-    if hang_up is None:
-        raise ConfigRefused(
-            "this gateway runs on uvicorn's own workers, and this platform has no SIGHUP to "
-            "tell their supervisor: restart the gateway to take a new config"
-        )
-    os.kill(os.getppid(), hang_up)
 
 
 def serve_one(

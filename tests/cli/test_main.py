@@ -147,8 +147,8 @@ def test_serve_refuses_a_model_whose_provider_litellm_does_not_know(tmp_path):
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_serve_on_a_busy_port_says_to_choose_another_and_exits_1_in_every_worker_mode(workers):
     """One process binds its socket before start-up; with workers the supervisor checks the port
-    before any worker starts (uvicorn's own workers, where SO_REUSEPORT is missing, go through
-    the same check), so a busy port is one line, quickly, whatever the mode."""
+    before any worker starts (workers sharing one socket, where SO_REUSEPORT is missing, go
+    through the same check), so a busy port is one line, quickly, whatever the mode."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

@@ -42,3 +42,13 @@ def end(proc: subprocess.Popen[bytes] | None, grace_s: float = 10.0) -> None:
 def bench_gateway() -> list[str]:
     script = Path(sys.executable).parent / "bench-gateway"
     return [str(script)] if script.exists() else [sys.executable, "-m", "gateway.cli"]
+
+
+def bench_gateway_without_reuseport() -> list[str]:
+    """`bench-gateway` as it runs where the platform has no SO_REUSEPORT (Python's `socket`
+    module lacks the name there): `serve --workers N` then shares one listening socket."""
+    launch = (
+        "import socket, sys; del socket.SO_REUSEPORT; "
+        "from gateway.cli.main import main; sys.exit(main())"
+    )
+    return [sys.executable, "-c", launch]

@@ -42,8 +42,12 @@ class Served:
     """One `bench-gateway serve` process on `config`, its output in `log`: a supervisor and its
     WORKERS workers, in a process group of their own."""
 
-    def __init__(self, config: Path, log: Path, workers: int = WORKERS) -> None:
+    def __init__(
+        self, config: Path, log: Path, workers: int = WORKERS, program: list[str] | None = None
+    ) -> None:
+        """*program*: how `bench-gateway` is run (tests/helpers/programs.py)."""
         self.config, self.log, self.workers = config, log, workers
+        self.program = program or bench_gateway()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen | None = None
@@ -51,18 +55,22 @@ class Served:
     def start(self) -> Served:
         """Started, and every worker serving: a worker still starting at a signal would end
         without the shutdown the tests look for."""
+        self.launch()
+        self.wait_for_output("Application startup complete.", count=self.workers)
+        with httpx.Client(timeout=HANG_S) as http:
+            assert http.get(f"{self.url}/healthz").status_code == 200
+        return self
+
+    def launch(self) -> None:
+        """Started, not waited for."""
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [*bench_gateway(), "serve", "--config", str(self.config), "--port", str(self.port)],
+                [*self.program, "serve", "--config", str(self.config), "--port", str(self.port)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        self.wait_for_output("Application startup complete.", count=self.workers)
-        with httpx.Client(timeout=HANG_S) as http:
-            assert http.get(f"{self.url}/healthz").status_code == 200
-        return self
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]

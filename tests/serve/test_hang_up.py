@@ -118,3 +118,33 @@ def test_sighup_reloads_and_every_request_in_flight_gets_its_whole_reply(
     rows = db_rows(tmp_path / "records.db", "SELECT panel_id, status FROM calls")
     assert sorted(r["panel_id"] for r in rows) == sorted(panels)
     assert {r["status"] for r in rows} == {"ok"}
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["one worker", "two workers"])
+def test_a_sighup_while_the_gateway_starts_is_a_reload_once_it_serves(
+    sim,  # noqa: F811
+    tmp_path,
+    workers,
+):
+    """Before, a SIGHUP in the seconds `serve` takes to start (litellm's import, the store)
+    ended it at once, signal's default: a service manager's reload killed a starting gateway."""
+    raw = bench_raw(sim.url, workers=workers)
+    raw["store"] = f"sqlite:///{tmp_path / 'records.db'}"
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    gateway = Served(config, tmp_path / "gateway.log", workers=workers)
+    try:
+        gateway.launch()
+        gateway.wait_for_output("Bench Gateway: config")  # the file is read; start-up follows
+        raw["collections"]["quick"] = {"members": ["beta"], "description": "new on the reload"}
+        config.write_text(yaml.safe_dump(raw))
+        gateway.signal(signal.SIGHUP)
+        gateway.wait_for_output("INFO:     Reloaded ")  # (the gateway exiting fails at once)
+        quick = httpx.post(
+            f"{gateway.url}/v1/chat/completions",
+            json={"model": "bench/quick", "messages": [{"role": "user", "content": "hi"}]},
+            timeout=HANG_S,
+        )
+        assert quick.status_code == 200, quick.text
+    finally:
+        gateway.stop()

@@ -1,7 +1,9 @@
 """Reloading the config of a running gateway (contract §19): SIGHUP and `POST /bench/reload`.
 
-Real `bench-gateway serve` processes, one of one process and one of two workers, started once
-for the module on a config file each; every test writes the file it wants and reloads. The
+Real `bench-gateway serve` processes, one in each worker mode (one process; two workers, each
+on a listening socket of its own; two workers sharing one socket, as where the platform has no
+SO_REUSEPORT), started once for the module on a config file each; every test writes the file it
+wants and reloads. The
 simulated upstream answers each trio member after a fifth of a second, so a steady load always
 has panels, streams and route turns in flight when a reload lands.
 """
@@ -21,10 +23,12 @@ import yaml
 from gateway.panel.probe import PROMPT as PROBE
 from tests.helpers.bench import bench_raw, served
 from tests.helpers.clocks import wait_until
+from tests.helpers.programs import bench_gateway_without_reuseport
 from tests.helpers.steady import Steady
 from tests.serve.test_crash import HANG_S, Served
 
-MODES = {"one process": 1, "two workers": 2}
+# the module's gateway (fixture) serving each worker mode
+MODES = {"one process": "one", "two workers": "two", "two workers on one socket": "shared"}
 
 
 class Bench:
@@ -70,14 +74,16 @@ def without_model(raw: dict[str, Any], alias: str) -> dict[str, Any]:
     return {**raw, "model_list": [m for m in raw["model_list"] if m["model_name"] != alias]}
 
 
-def _bench(sim_server, folder: Path, workers: int) -> Iterator[Bench]:
+def _bench(
+    sim_server, folder: Path, workers: int, program: list[str] | None = None
+) -> Iterator[Bench]:
     raw = bench_raw(sim_server.url, seat_timeout_s=60, drain_timeout_s=60, workers=workers)
     raw["store"] = f"sqlite:///{folder / 'records.db'}"
     raw["collections"]["duo"] = {"members": ["alpha", "gamma"], "description": "route mode"}
     path = folder / "bench.yaml"
     path.write_text(yaml.safe_dump(raw))
     sim_server.state.reset()
-    gateway = Served(path, folder / "gateway.log", workers=workers).start()
+    gateway = Served(path, folder / "gateway.log", workers=workers, program=program).start()
     bench = Bench(gateway, path, raw, len(sim_server.log()))
     try:
         yield bench
@@ -96,8 +102,14 @@ def two(sim_server, tmp_path_factory) -> Iterator[Bench]:
     yield from _bench(sim_server, tmp_path_factory.mktemp("two"), 2)
 
 
+@pytest.fixture(scope="module")
+def shared(sim_server, tmp_path_factory) -> Iterator[Bench]:
+    folder = tmp_path_factory.mktemp("shared")
+    yield from _bench(sim_server, folder, 2, bench_gateway_without_reuseport())
+
+
 def bench_for(request: pytest.FixtureRequest, mode: str) -> Bench:
-    bench: Bench = request.getfixturevalue("one" if MODES[mode] == 1 else "two")
+    bench: Bench = request.getfixturevalue(MODES[mode])
     bench.write(bench.raw)  # as it started, whatever an earlier test left
     bench.hang_up()
     return bench
@@ -135,6 +147,44 @@ def test_under_steady_traffic_not_one_request_fails_across_a_reload(request, sim
     probes = [r for r in sim.log("sim-eta") if r["body"]["messages"] == PROBE]
     assert len(probes) == 1  # onboarded once, by one worker
     assert "zeta" not in bench.models()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_under_steady_traffic_not_one_request_fails_across_a_reload_asked_over_http(
+    request, sim, mode
+):
+    bench = bench_for(request, mode)
+    slow_trio(sim)
+    pair = {"members": ["alpha", "beta"], "description": "asked for over HTTP"}
+    bench.write({**bench.raw, "collections": {**bench.raw["collections"], "pair": pair}})
+    with Steady(bench.gateway.url) as load:
+        wait_until(lambda: load.done() >= 12, timeout=HANG_S)
+        before = bench.reloads()
+        asked = time.monotonic()
+        reply = bench.http.post("/bench/reload")
+        bench.wait_reloaded(before)  # every process serves the new config
+        after = load.done()
+        wait_until(lambda: load.done() >= after + 12, timeout=HANG_S)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["collections"]["added"] == ["pair"]
+    assert load.failures() == []  # not one refused, cut or failed
+    assert load.spanning(asked)  # requests were in flight when the reload was asked
+    # (on a new connection: one kept open to a replaced worker gets its last answer from it)
+    listed = httpx.get(f"{bench.gateway.url}/v1/models", timeout=HANG_S).json()["data"]
+    assert "bench/pair" in {m["id"] for m in listed}
+
+
+def test_where_so_reuseport_is_missing_the_workers_share_one_listening_socket(two, shared):
+    """The mode under test is the one meant: one listening socket per worker, or one shared."""
+    assert listening_sockets(two.gateway.port) == 2
+    assert listening_sockets(shared.gateway.port) == 1
+
+
+def listening_sockets(port: int) -> int:
+    """How many sockets listen on *port* (the kernel's table: state 0A is LISTEN)."""
+    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    fields = [row.split() for row in rows]
+    return sum(1 for f in fields if f[1].endswith(f":{port:04X}") and f[3] == "0A")
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -170,23 +170,3 @@ def test_a_full_board_says_so_instead_of_overwriting():
     assert small.take([("model:x", 4)], time.time()) != "model:x"
     with pytest.raises(BoardFull):
         small.take([("model:y", 1)], time.time())
-
-
-def test_uvicorns_own_workers_map_the_board_named_in_their_environment(sim, tmp_path, monkeypatch):
-    """Where SO_REUSEPORT is missing, `serve --workers N` runs uvicorn's workers, which build
-    their apps from the environment; what one learns must reach the board the others map."""
-    from gateway.app import app_from_environment
-
-    board = tmp_path / "board"
-    Board.create(board)
-    config = tmp_path / "bench.yaml"
-    config.write_text(yaml.safe_dump({**bench_raw(sim.url), "store": f"sqlite:///{tmp_path}/r.db"}))
-    monkeypatch.setenv("BENCH_CONFIG", str(config))
-    monkeypatch.setenv("BENCH_BOARD", str(board))
-    runtime = app_from_environment().state.runtime
-    until = runtime.rate_limits.cool("alpha", 30, "rate limited (429)")
-    other = Board.attach(board)
-    assert other.numbers("cool:alpha")[0] == until
-    assert other.text("cool:alpha") == "rate limited (429)"
-    runtime.board.close()
-    other.close()

@@ -14,12 +14,22 @@ import contextlib
 import time
 
 from gateway.errors import RecordsUnavailable
-from gateway.store.health_rows import SELECT_EVENTS, SELECT_HEALTH, insert_event, upsert_health
+from gateway.store.health_rows import (
+    SELECT_EVENTS,
+    SELECT_HEALTH,
+    insert_event,
+    news,
+    stored_health,
+    upsert_health,
+)
 from gateway.store.postgres.link import PostgresLink
 from gateway.store.rows import Row, key_values, load_key
 from gateway.store.statements import POSTGRES as SQL
 
 KNOWN_KEYS = 1024  # keys remembered as last seen, for an outage
+
+
+LOCK_HEALTH = "SELECT pg_advisory_xact_lock(hashtext(%s))"
 
 
 class PostgresKeys:
@@ -91,8 +101,11 @@ class PostgresLimits:
 
     async def keep_health(self, row: Row, event: Row | None) -> None:
         async with self.link.connection() as db, db.transaction():
+            # one change at a time per model, across replicas (a row not yet kept has no lock)
+            await db.execute(LOCK_HEALTH, (f"health:{row['alias']}",))
+            stored = await (await db.execute(stored_health("%s"), (row["alias"],))).fetchone()
             await db.execute(*upsert_health(row, "%s"))
-            if event is not None:
+            if event is not None and news(event, stored):
                 await db.execute(*insert_event(event, "%s"))
 
     async def health_rows(self) -> tuple[list[Row], list[Row]]:

@@ -18,7 +18,14 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from gateway.errors import RecordsUnavailable
-from gateway.store.health_rows import SELECT_EVENTS, SELECT_HEALTH, insert_event, upsert_health
+from gateway.store.health_rows import (
+    SELECT_EVENTS,
+    SELECT_HEALTH,
+    insert_event,
+    news,
+    stored_health,
+    upsert_health,
+)
 from gateway.store.rows import key_values, load_key
 from gateway.store.sqlite.writer import SqliteWriter
 from gateway.store.statements import SQLITE as SQL
@@ -94,9 +101,18 @@ class SqliteLimits:
 
         def keep() -> None:
             db = cast(sqlite3.Connection, self.writer.db)
-            db.execute(*upsert_health(row, "?"))
-            if event is not None:
-                db.execute(*insert_event(event, "?"))
+            db.execute("BEGIN IMMEDIATE")  # (other workers' writes waited out: busy_timeout)
+            try:
+                stored = db.execute(stored_health("?"), (row["alias"],)).fetchone()
+                db.execute(*upsert_health(row, "?"))
+                if news(event, stored):
+                    db.execute(*insert_event(cast(dict[str, Any], event), "?"))
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
 
         with _unless_faulty("a model's health"):
             await self.writer.run(keep)
