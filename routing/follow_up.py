@@ -2,8 +2,8 @@
 
 Why: a quick set is a few right-or-wrong answers, and a few cannot tell 0.97 from 0.90: several
 models ace it, and the router would seat one of them by chance. So when a quick set ends, the
-models that could still be the best on a shape (their suite interval reaches the best evidence's
-lower bound) are asked the rest of that shape's tasks, and the primary with them when it has
+models that could still be the best on a shape (their suite interval reaches above the best
+evidence's lower bound) are asked the rest of that shape's tasks, and the primary with them when it has
 answered fewer, so the chair is decided on equal terms. Models surely behind cost nothing more;
 each task is asked once per model, so the follow-up ends.
 """
@@ -41,7 +41,7 @@ def primary_of(evidence: Evidence, shape: str, aliases: Sequence[str]) -> str | 
 
 
 def contenders(evidence: Evidence, shape: str, aliases: Sequence[str]) -> list[str]:
-    """The models that could be the best on *shape*: suite-scored ones whose upper bound reaches
+    """The models that could be the best on *shape*: suite-scored ones whose upper bound is above
     the best lower bound there is (the surest suite score's, or the primary's verdicts'), and
     the primary itself. Empty when fewer than two: nobody to tell apart."""
     intervals = {a: i for a in aliases if (i := suite_interval(evidence, a, shape)) is not None}
@@ -51,7 +51,7 @@ def contenders(evidence: Evidence, shape: str, aliases: Sequence[str]) -> list[s
     bar = max(low for low, _ in intervals.values())
     if primary is not None:
         bar = max(bar, wilson(*evidence.of(primary).recent_on(shape))[0])
-    chosen = [a for a in aliases if a in intervals and intervals[a][1] >= bar]
+    chosen = [a for a in aliases if a in intervals and intervals[a][1] > bar]
     if primary is not None and primary not in chosen:
         chosen.append(primary)  # the same tasks as its challengers: equal terms
     return chosen if len(chosen) >= 2 else []
