@@ -18,6 +18,9 @@ Scenarios, per seed (twenty models, skills 0.90 down to 0.10, shuffled):
 4. deceiver: a model perfect on the suite (skill 1.0) but useless to the judge (0.05) joins a
    cold bench: verdicts on it until it loses the primary chair.
 
+Each of 1, 3 and 4 also with the follow-up the gateway runs after a quick set (`follow`: the
+product's own rule, routing/follow_up.py, asked until it names no one), and what it costs.
+
     python benchmarks/evidence_suite.py            # 20 seeds, writes docs/evidence-suite.json
 """
 
