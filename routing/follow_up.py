@@ -3,9 +3,9 @@
 Why: a quick set is a few right-or-wrong answers, and a few cannot tell 0.97 from 0.90: several
 models ace it, and the router would seat one of them by chance. So when a quick set ends, the
 models that could still be the best on a shape (their suite interval reaches above the best
-evidence's lower bound) are asked the rest of that shape's tasks, and the primary with them when it has
-answered fewer, so the chair is decided on equal terms. Models surely behind cost nothing more;
-each task is asked once per model, so the follow-up ends.
+evidence's lower bound) are asked the rest of that shape's tasks, and the primary with them
+when it has answered fewer, so the chair is decided on equal terms. Models surely behind cost
+nothing more; each task is asked once per model, so the follow-up ends.
 """
 
 from __future__ import annotations
