@@ -11,12 +11,17 @@ from gateway.suite.tasks import load
 from tests.helpers.bench import bench_raw, served
 from tests.helpers.waiting import wait_for
 from tests.suite.test_suite_routing import seats
-from tests.suite.test_suite_runs import finished, run
+from tests.suite.test_suite_runs import finished, onboard, run
 
 # two models at the top, the others wrong on every task (the simulator's hidden skill)
 SKILL = {"alpha": 0.0, "beta": 0.0, "gamma": 1.0, "delta": 1.0, "epsilon": 0.0, "zeta": 0.0}
 SHIPPED = load().by_id
 OF_SHAPE = Counter(task.shape for task in SHIPPED.values())
+
+
+def suite_asks(sim, alias: str) -> int:
+    """The suite tasks the simulated *alias* was asked (panels it sat on aside)."""
+    return sum("End your answer with exactly one line" in str(r) for r in sim.log(served(alias)))
 
 
 def follow_ups(gw, quick: str) -> list[dict]:
@@ -36,8 +41,8 @@ def answered(gw) -> dict[str, dict[str, int]]:
     }
 
 
-def quick_then_follow_up(gw) -> tuple[dict, list[dict]]:
-    quick = finished(gw, run(gw, quick=True))
+def quick_then_follow_up(gw, started: str | None = None) -> tuple[dict, list[dict]]:
+    quick = finished(gw, started or run(gw, quick=True))
     assert quick["state"] == "done" and quick["quick"] is True
     wait_for("the follow-up to start", lambda: follow_ups(gw, quick["id"]))
     wait_for("the suite to be idle", lambda: not gw.http.get("/bench/suite").json()["running"])
@@ -63,10 +68,10 @@ def test_after_a_quick_set_the_two_best_are_asked_every_task_and_the_others_noth
     figures = answered(gw)
     for alias in ("gamma", "delta"):
         assert figures[alias] == dict(OF_SHAPE)  # every task of every shape
-        assert len(sim.log(served(alias))) == len(SHIPPED)  # each asked once
+        assert suite_asks(sim, alias) == len(SHIPPED)  # each asked once
     for alias in ("alpha", "beta", "epsilon", "zeta"):
         assert figures[alias] == dict(in_quick)  # the quick set only
-        assert len(sim.log(served(alias))) == len(quick["tasks"])
+        assert suite_asks(sim, alias) == len(quick["tasks"])
     assert seats(gw)["primary"]["alias"] in ("gamma", "delta")
 
 
@@ -94,5 +99,24 @@ def test_a_follow_up_takes_no_more_than_the_suites_share_and_then_ends(make_gate
         f"delta: {rest - 4} task(s) skipped: the suite's share of the daily cap on the model is"
         " spent (12 of 24/day at suite.share 0.5)"
     ]  # and it names no follow-up: a run that answered nothing ends the chain
-    assert len(sim.log(served("delta"))) == 12 and len(sim.log(served("gamma"))) == len(SHIPPED)
+    assert suite_asks(sim, "delta") == 12 and suite_asks(sim, "gamma") == len(SHIPPED)
     assert len(follow_ups(gw, quick["id"])) == 2
+
+
+def test_a_model_onboarded_against_the_primary_is_followed_up_with_it_on_equal_terms(
+    make_gateway, sim
+):
+    gw = make_gateway(bench_raw(sim.url))
+    for alias, skill in SKILL.items():
+        sim.set(served(alias), suite_skill=skill)
+    alone = finished(gw, run(gw, models=["gamma"], quick=True))
+    assert alone["notes"] == []  # nobody to tell it from: no follow-up
+    assert seats(gw)["primary"]["alias"] == "gamma"
+
+    quick, (follow_up,) = quick_then_follow_up(gw, onboard(gw, ["delta"]))
+    assert quick["models"] == ["delta"] and quick["tasks"] == alone["tasks"]
+    assert follow_up["models"] == ["gamma", "delta"]  # the primary too: the same tasks
+    assert sorted(follow_up["tasks"]) == sorted(set(SHIPPED) - set(quick["tasks"]))
+    figures = answered(gw)
+    assert figures["gamma"] == figures["delta"] == dict(OF_SHAPE)
+    assert suite_asks(sim, "gamma") == suite_asks(sim, "delta") == len(SHIPPED)
