@@ -43,7 +43,9 @@ def primary_of(evidence: Evidence, shape: str, aliases: Sequence[str]) -> str | 
 def contenders(evidence: Evidence, shape: str, aliases: Sequence[str]) -> list[str]:
     """The models that could be the best on *shape*: suite-scored ones whose upper bound is above
     the best lower bound there is (the surest suite score's, or the primary's verdicts'), and
-    the primary itself. Empty when fewer than two: nobody to tell apart."""
+    the primary itself; a model benched or retired is none of them (the router seats it
+    nowhere). Empty when fewer than two: nobody to tell apart."""
+    aliases = [a for a in aliases if evidence.of(a).unwell is None]  # not called: not asked
     intervals = {a: i for a in aliases if (i := suite_interval(evidence, a, shape)) is not None}
     if not intervals:
         return []

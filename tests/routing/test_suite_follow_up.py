@@ -5,6 +5,8 @@ no task twice."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from routing.follow_up import Ask, contenders, follow_up
 from tests.routing.test_suite_prior import evidence, verdicts
 
@@ -74,3 +76,10 @@ def test_each_shape_is_followed_up_on_its_own_tasks():
     asked = {alias: QUICK | set(code[:3]) for alias in BENCH}
     runs = follow_up(shapes, {"review": REVIEW, "code": code}, asked, BENCH)
     assert runs == [Ask(("ace", "nearly"), tuple(REVIEW[8:]))]  # on code, ace is surely best
+
+
+def test_a_benched_model_is_neither_a_contender_nor_the_primary():
+    suite = {"newcomer": {"review": (1.0, 8)}, "ace": {"review": (1.0, 8)}}
+    benched = replace(verdicts(48, 2), unwell="benched: 3 failures in a row")
+    assert contenders(evidence(suite, ace=verdicts(48, 2)), "review", BENCH) == ["ace", "newcomer"]
+    assert contenders(evidence(suite, ace=benched), "review", BENCH) == []
