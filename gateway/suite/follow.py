@@ -17,8 +17,11 @@ from gateway.runtime import Runtime
 from gateway.suite.tasks import Task
 from routing.follow_up import Ask, follow_up
 
+# a follow-up run's first note, and the note of a run another follows (`bench-gateway suite run
+# --quick` waits for each in turn by them)
 FOLLOWS = "follow-up of run {origin}: the models that could be the best on a shape, asked its"
 FOLLOWS += " other tasks"
+LEADS = "a follow-up follows:"
 
 
 async def plan(runtime: Runtime, by_id: Mapping[str, Task]) -> list[Ask]:
@@ -38,4 +41,4 @@ async def plan(runtime: Runtime, by_id: Mapping[str, Task]) -> list[Ask]:
 def planned_note(asks: list[Ask]) -> str:
     """What a run's row says of the follow-up it leads to."""
     said = "; ".join(f"{', '.join(a.models)} asked {len(a.tasks)} more task(s)" for a in asks)
-    return f"a follow-up follows: {said}"
+    return f"{LEADS} {said}"

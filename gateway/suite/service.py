@@ -91,13 +91,17 @@ class Suite:
         quick: bool,
         plan: list[Ask] | None,
         notes: list[str] | None = None,
+        leads: list[Ask] | None = None,
     ) -> run.Run:
         """Start a run; once it ends, its figures are published and, given *plan*, the
         follow-up it leads to is put there (and named on its row). A run that answered nothing
-        leads to none: what held its calls back (the share, health, failures) holds the next."""
+        leads to none: what held its calls back (the share, health, failures) holds the next.
+        *leads*: the runs already planned to follow it (named on its row)."""
 
         async def then() -> None:
             await self.publish()
+            if leads:
+                started.notes.append(follow.planned_note(leads))
             if plan is not None and started.answered:
                 plan[:] = await follow.plan(self.runtime, await self.all_tasks())
                 if plan:
@@ -138,8 +142,9 @@ class Suite:
                 last = index == len(asks) - 1
                 try:
                     current = await self._launch(
-                        list(ask.models), chosen, False, plan if last else None, notes
-                    )
+                        list(ask.models), chosen, False, plan if last else None, notes,
+                        asks[index + 1:],
+                    )  # fmt: skip
                 except run.Busy as exc:
                     log.warning("the follow-up of suite run %s waits: run %s holds the lock; "
                                 "the schedule asks the rest", first.id, exc)  # fmt: skip
