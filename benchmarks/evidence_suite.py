@@ -67,6 +67,7 @@ class Run:
     cold_top2_full: bool = False  # with every review task answered, not the quick set only
     rho_quick: float = 0.0
     rho_full: float = 0.0
+    rho_follow: float = 0.0  # after the quick set and its follow-up
     newcomer_primary: int | None = None  # panels until primary, with the suite
     newcomer_judged: int | None = None  # ... its verdicts by then
     newcomer_primary_verdicts_only: int | None = None
@@ -300,6 +301,7 @@ def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
     out.cold_followed = len(followed)
     out.cold_top2_follow = cold.panel(judge_share=0.0) in best
     after = {a: tasks.accuracy(names[a], skill[a], sorted(asked[a])) for a in skill}
+    out.rho_follow = spearman([after[a][0] for a in order], [skill[a] for a in order])
     got = newcomer(seed, skill, after, True, weight, tasks, quick, names, asked)
     out.newcomer_primary_follow, out.newcomer_judged_follow = got[:2]
     out.newcomer_follow_calls, out.newcomer_followed = got[3:]

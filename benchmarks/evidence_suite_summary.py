@@ -36,7 +36,11 @@ def summary(runs: list[Run]) -> str:
             f"Spearman rho, quick set: median {statistics.median(r.rho_quick for r in runs):.2f},"
             f" min {min(r.rho_quick for r in runs):.2f}; all review tasks: median "
             f"{statistics.median(r.rho_full for r in runs):.2f}, min "
-            f"{min(r.rho_full for r in runs):.2f}",
+            f"{min(r.rho_full for r in runs):.2f}; after the follow-up: median "
+            f"{statistics.median(r.rho_follow for r in runs):.2f}, min "
+            f"{min(r.rho_follow for r in runs):.2f}, at 0.8 or more "
+            f"{share([r.rho_quick >= 0.8 for r in runs])} on the quick set, "
+            f"{share([r.rho_follow >= 0.8 for r in runs])} after the follow-up",
             f"newcomer primary with no verdict: suite "
             f"{share([r.newcomer_judged == 0 for r in runs])} (incumbents scored on every task "
             f"{share([r.newcomer_judged_full == 0 for r in runs])}), verdicts only "
