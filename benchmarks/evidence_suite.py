@@ -18,6 +18,9 @@ Scenarios, per seed (twenty models, skills 0.90 down to 0.10, shuffled):
 4. deceiver: a model perfect on the suite (skill 1.0) but useless to the judge (0.05) joins a
    cold bench: verdicts on it until it loses the primary chair.
 
+Each of 1, 3 and 4 also with the follow-up the gateway runs after a quick set (`follow`: the
+product's own rule, routing/follow_up.py, asked until it names no one), and what it costs.
+
     python benchmarks/evidence_suite.py            # 20 seeds, writes docs/evidence-suite.json
 """
 
@@ -32,10 +35,13 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from evidence_suite_summary import summary
+
 from gateway.board import Board
 from gateway.state.figures import Figures
 from routing import ROUTER_PANEL, Catalog, Model, PanelLimits, PanelRequest
 from routing import choose_panel as choose
+from routing.follow_up import follow_up
 from routing.prior import PRIOR_WEIGHT
 from simulator import suite
 
@@ -61,6 +67,7 @@ class Run:
     cold_top2_full: bool = False  # with every review task answered, not the quick set only
     rho_quick: float = 0.0
     rho_full: float = 0.0
+    rho_follow: float = 0.0  # after the quick set and its follow-up
     newcomer_primary: int | None = None  # panels until primary, with the suite
     newcomer_judged: int | None = None  # ... its verdicts by then
     newcomer_primary_verdicts_only: int | None = None
@@ -68,9 +75,18 @@ class Run:
     newcomer_quick: float = 0.0  # its quick-set accuracy
     newcomer_primary_full: int | None = None  # incumbents scored on every review task
     newcomer_judged_full: int | None = None
+    cold_top2_follow: bool = False  # after the quick set and its follow-up
+    cold_follow_calls: int = 0  # ... the follow-up's calls (over the twenty models)
+    cold_followed: int = 0  # ... the models it asked
+    newcomer_primary_follow: int | None = None  # after its quick set and the follow-up
+    newcomer_judged_follow: int | None = None
+    newcomer_follow_calls: int = 0  # ... the follow-up's calls
+    newcomer_followed: int = 0  # ... the models it asked (the newcomer among them)
     deceiver_first_primary: bool = False
     deceiver_was_primary: bool = False
     deceiver_judged: int | None = None  # verdicts on it when it lost the chair
+    deceiver_was_primary_follow: bool = False  # ... after its quick set and the follow-up
+    deceiver_judged_follow: int | None = None
     skills: dict[str, float] = field(default_factory=dict)
 
 
@@ -160,6 +176,31 @@ class Bench:
         return next(s.alias for s in seats if s.name == "primary")
 
 
+def follow(
+    bench: Bench,
+    tasks: Tasks,
+    skill: dict[str, float],
+    names: dict[str, str],
+    asked: dict[str, set[str]],
+) -> tuple[int, set[str]]:
+    """The gateway's follow-up after a quick set, run to its end with the product's own rule
+    (routing/follow_up.py): each run's models asked its tasks, their new scores published, the
+    rule asked again; (the calls it spent, the models it asked). *asked* grows."""
+    calls, followed = 0, set()
+    aliases = sorted(bench.quality)
+    while True:
+        evidence = bench.figures.evidence({}, SHAPE, aliases=aliases)
+        runs = follow_up({SHAPE: evidence}, {SHAPE: list(tasks.review)}, asked, aliases)
+        if not runs:
+            return calls, followed
+        for ask in runs:
+            for alias in ask.models:
+                asked.setdefault(alias, set()).update(ask.tasks)
+                calls += len(ask.tasks)
+                followed.add(alias)
+                bench.score(alias, tasks.accuracy(names[alias], skill[alias], sorted(asked[alias])))
+
+
 def spearman(xs: list[float], ys: list[float]) -> float:
     def ranks(values: list[float]) -> list[float]:
         order = sorted(range(len(values)), key=values.__getitem__)
@@ -186,23 +227,31 @@ def newcomer(
     weight: float,
     tasks: Tasks,
     quick: list[str],
-    name: str,
-) -> tuple[int | None, int | None, float]:
+    names: dict[str, str],
+    asked: dict[str, set[str]] | None = None,
+) -> tuple[int | None, int | None, float, int, int]:
     """A model of skill 0.97 with its quick set joins a bench settled over 300 judged panels:
-    (panels until it is primary, its verdicts before that panel, its quick-set accuracy)."""
+    (panels until it is primary, its verdicts before that panel, its quick-set accuracy, and the
+    follow-up's calls and models). *asked*: the tasks each incumbent answered (its cold start's
+    quick set and follow-up), and the newcomer's quick set is followed up as the gateway does."""
     settled = Bench(dict(skill), random.Random(seed * 11), use_suite, weight)
     for alias, score in scores.items():
         settled.score(alias, score)
     for _ in range(300):
         settled.panel()
     settled.quality["m99"] = 0.97
-    quick_score = tasks.accuracy(name, 0.97, quick)
+    quick_score = tasks.accuracy(names["m99"], 0.97, quick)
     settled.score("m99", quick_score)
+    calls = followed = 0
+    if asked is not None:
+        asked = {**{a: set(t) for a, t in asked.items()}, "m99": set(quick)}
+        spent, asked_models = follow(settled, tasks, {**skill, "m99": 0.97}, names, asked)
+        calls, followed = spent, len(asked_models)
     for i in range(1, 61):
         before = settled.judged.get("m99", 0)  # verdicts given before this panel's
         if settled.panel() == "m99":
-            return (i, before, quick_score[0])
-    return (None, None, quick_score[0])
+            return (i, before, quick_score[0], calls, followed)
+    return (None, None, quick_score[0], calls, followed)
 
 
 def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
@@ -213,12 +262,11 @@ def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
     best = set(sorted(skill, key=skill.__getitem__, reverse=True)[:2])
     out = Run(seed, skills=dict(skill))
     quick = tasks.quick(rng)
+    # the simulator's model names: fresh draws per seed
+    names = {a: f"seed{seed}-{a}" for a in [*skill, "m98", "m99"]}
 
-    def name(alias: str) -> str:  # the simulator's model name: fresh draws per seed
-        return f"seed{seed}-{alias}"
-
-    scores = {a: tasks.accuracy(name(a), s, quick) for a, s in skill.items()}
-    full = {a: tasks.accuracy(name(a), s, list(tasks.review)) for a, s in skill.items()}
+    scores = {a: tasks.accuracy(names[a], s, quick) for a, s in skill.items()}
+    full = {a: tasks.accuracy(names[a], s, list(tasks.review)) for a, s in skill.items()}
     order = sorted(skill)
     out.rho_quick = spearman([scores[a][0] for a in order], [skill[a] for a in order])
     out.rho_full = spearman([full[a][0] for a in order], [skill[a] for a in order])
@@ -236,29 +284,63 @@ def run(seed: int, tasks: Tasks, weight: float = PRIOR_WEIGHT) -> Run:
         else:
             out.cold_top2_verdicts_only = first in best
         # the newcomer, on a bench settled over 300 judged panels
-        got = newcomer(seed, skill, scores, use_suite, weight, tasks, quick, name("m99"))
+        got = newcomer(seed, skill, scores, use_suite, weight, tasks, quick, names)
         if use_suite:
-            out.newcomer_primary, out.newcomer_judged, out.newcomer_quick = got
+            out.newcomer_primary, out.newcomer_judged, out.newcomer_quick = got[:3]
             # ... whose incumbents were scored on every review task (a scheduled run)
-            got = newcomer(seed, skill, full, use_suite, weight, tasks, quick, name("m99"))
+            got = newcomer(seed, skill, full, use_suite, weight, tasks, quick, names)
             out.newcomer_primary_full, out.newcomer_judged_full = got[:2]
         else:
             out.newcomer_primary_verdicts_only, out.newcomer_judged_verdicts_only = got[:2]
-    # the deceiver: perfect on the suite, useless to the judge
+    # the quick set and its follow-up, as the gateway runs them
+    cold = Bench(dict(skill), random.Random(seed * 7), True, weight)
+    for alias, score in scores.items():
+        cold.score(alias, score)
+    asked = {a: set(quick) for a in skill}
+    out.cold_follow_calls, followed = follow(cold, tasks, skill, names, asked)
+    out.cold_followed = len(followed)
+    out.cold_top2_follow = cold.panel(judge_share=0.0) in best
+    after = {a: tasks.accuracy(names[a], skill[a], sorted(asked[a])) for a in skill}
+    out.rho_follow = spearman([after[a][0] for a in order], [skill[a] for a in order])
+    got = newcomer(seed, skill, after, True, weight, tasks, quick, names, asked)
+    out.newcomer_primary_follow, out.newcomer_judged_follow = got[:2]
+    out.newcomer_follow_calls, out.newcomer_followed = got[3:]
+    out.deceiver_first_primary, out.deceiver_was_primary, out.deceiver_judged = deceiver(
+        seed, skill, scores, weight, tasks, quick, names
+    )
+    got_deceiver = deceiver(seed, skill, after, weight, tasks, quick, names, asked)
+    out.deceiver_was_primary_follow, out.deceiver_judged_follow = got_deceiver[1:]
+    return out
+
+
+def deceiver(
+    seed: int,
+    skill: dict[str, float],
+    scores: dict[str, tuple[float, int]],
+    weight: float,
+    tasks: Tasks,
+    quick: list[str],
+    names: dict[str, str],
+    asked: dict[str, set[str]] | None = None,
+) -> tuple[bool, bool, int | None]:
+    """A model perfect on the suite (skill 1.0) but useless to the judge (0.05) joins a cold
+    bench with its quick set (and the follow-up, given *asked*): (primary at the first panel,
+    primary ever, its verdicts when it lost the chair)."""
     deceived = Bench({**skill, "m98": 0.05}, random.Random(seed * 13), True, weight)
-    for alias, score in {**scores, "m98": tasks.accuracy(name("m98"), 1.0, quick)}.items():
+    for alias, score in {**scores, "m98": tasks.accuracy(names["m98"], 1.0, quick)}.items():
         deceived.score(alias, score)
-    was_primary = False
+    if asked is not None:
+        asked = {**{a: set(t) for a, t in asked.items()}, "m98": set(quick)}
+        follow(deceived, tasks, {**skill, "m98": 1.0}, names, asked)
+    first = was_primary = False
     for _ in range(120):
         before = deceived.judged.get("m98", 0)
-        primary = deceived.panel()
-        if primary == "m98":
-            was_primary = out.deceiver_was_primary = True
-            out.deceiver_first_primary = out.deceiver_first_primary or deceived.n == 1
+        if deceived.panel() == "m98":
+            was_primary = True
+            first = first or deceived.n == 1
         elif was_primary:
-            out.deceiver_judged = before
-            break
-    return out
+            return (first, True, before)
+    return (first, was_primary, None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -284,43 +366,6 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(results, indent=1))
     print(summary(runs))
     return 0
-
-
-def summary(runs: list[Run]) -> str:
-    def share(values: list[bool]) -> str:
-        return f"{sum(values)}/{len(values)}"
-
-    def spread(values: list[int | None]) -> str:
-        got = sorted(v for v in values if v is not None)
-        missing = len(values) - len(got)
-        if not got:
-            return f"none of {len(values)}"
-        median = statistics.median(got)
-        return f"median {median:g}, {got[0]}-{got[-1]}" + (f", {missing} never" if missing else "")
-
-    return "\n".join(
-        [
-            f"cold start, primary among the best two: suite {share([r.cold_top2 for r in runs])},"
-            f" verdicts only {share([r.cold_top2_verdicts_only for r in runs])}; after every"
-            f" review task {share([r.cold_top2_full for r in runs])}",
-            f"Spearman rho, quick set: median {statistics.median(r.rho_quick for r in runs):.2f},"
-            f" min {min(r.rho_quick for r in runs):.2f}; all review tasks: median "
-            f"{statistics.median(r.rho_full for r in runs):.2f}, min "
-            f"{min(r.rho_full for r in runs):.2f}",
-            f"newcomer primary with no verdict: suite "
-            f"{share([r.newcomer_judged == 0 for r in runs])} (incumbents scored on every task "
-            f"{share([r.newcomer_judged_full == 0 for r in runs])}), verdicts only "
-            f"{share([r.newcomer_judged_verdicts_only == 0 for r in runs])}",
-            f"newcomer, panels until primary: suite {spread([r.newcomer_primary for r in runs])};"
-            f" incumbents scored on every task {spread([r.newcomer_primary_full for r in runs])};"
-            f" verdicts only {spread([r.newcomer_primary_verdicts_only for r in runs])}",
-            f"newcomer, its verdicts by then: suite {spread([r.newcomer_judged for r in runs])};"
-            f" verdicts only {spread([r.newcomer_judged_verdicts_only for r in runs])}",
-            f"deceiver primary at first: {share([r.deceiver_first_primary for r in runs])}, ever:"
-            f" {share([r.deceiver_was_primary for r in runs])}; verdicts until it lost the chair:"
-            f" {spread([r.deceiver_judged for r in runs if r.deceiver_was_primary])}",
-        ]
-    )
 
 
 if __name__ == "__main__":

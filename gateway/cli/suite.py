@@ -16,9 +16,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from gateway.mcp.remote import RemoteGateway
+from gateway.suite import follow
 from gateway.suite.figures import totals
 
 POLL_S = 0.5
+FOLLOW_WAIT_S = 10.0  # a follow-up starts at once when its run ends; longer: none will
 
 
 def add_command(
@@ -35,7 +37,11 @@ def add_command(
     suite.add_argument("--all", action="store_true", help="approve every draft waiting")
     suite.add_argument("--models", help="comma-separated models (default every model)")
     suite.add_argument("--tasks", help="comma-separated task ids (default every task)")
-    suite.add_argument("--quick", action="store_true", help="the quick set (suite.quick tasks)")
+    suite.add_argument(
+        "--quick",
+        action="store_true",
+        help="the quick set (suite.quick tasks), then its follow-up (docs/suite.md)",
+    )
     return suite
 
 
@@ -75,13 +81,53 @@ async def run(gateway: RemoteGateway, args: argparse.Namespace) -> int:
     run_id = await gateway.run_suite(request_of(args))
     print(f"suite run {run_id} started", file=sys.stderr)
     done = await _wait(gateway, run_id)
-    for note in done.get("notes") or []:
-        print(f"note: {note}", file=sys.stderr)
-    print(f"suite run {run_id} {done['state']}: {done['asked']} asked, {done['answered']} answered")
+    runs = [done, *(await _follow_ups(gateway, done) if args.quick else [])]
+    models: list[str] = []
+    for each in runs:
+        for note in each.get("notes") or []:
+            print(f"note: {note}", file=sys.stderr)
+        said = f"suite run {each['id']} {each['state']}: {each['asked']} asked, "
+        print(said + f"{each['answered']} answered" + (" (follow-up)" if each is not done else ""))
+        models += [m for m in each["models"] if m not in models]
     figures = (await gateway.suite())["models"]
-    for line in figure_lines({alias: figures.get(alias, {}) for alias in done["models"]}):
+    for line in figure_lines({alias: figures.get(alias, {}) for alias in models}):
         print(line)
-    return 0 if done["state"] == "done" else 1
+    return 0 if all(each["state"] == "done" for each in runs) else 1
+
+
+async def _follow_ups(gateway: RemoteGateway, first: dict[str, Any]) -> list[dict[str, Any]]:
+    """The follow-up runs a quick set leads to (gateway/suite/follow.py), each waited for in
+    turn while the last one's notes say another follows."""
+    found: list[dict[str, Any]] = []
+    last, seen = first, {first["id"]}
+    while any(note.startswith(follow.LEADS) for note in last.get("notes") or []):
+        following = await _next_follow_up(gateway, first["id"], seen)
+        if following is None:
+            break
+        seen.add(following["id"])
+        last = await _wait(gateway, following["id"])
+        found.append(last)
+    return found
+
+
+async def _next_follow_up(
+    gateway: RemoteGateway, origin: str, seen: set[str]
+) -> dict[str, Any] | None:
+    """The next follow-up of *origin* once it starts (it does as soon as the lock is free);
+    None when another run holds the lock, or none starts within FOLLOW_WAIT_S: the gateway's
+    log says why, and the schedule asks the rest."""
+    said = follow.FOLLOWS.format(origin=origin)
+    waited = 0.0
+    while waited < FOLLOW_WAIT_S:
+        runs: list[dict[str, Any]] = (await gateway.suite())["runs"]
+        for row in runs:
+            if row["id"] not in seen and (row.get("notes") or [""])[0] == said:
+                return row
+        if any(row["state"] == "running" and row["id"] not in seen for row in runs):
+            return None
+        await asyncio.sleep(POLL_S)
+        waited += POLL_S
+    return None
 
 
 async def _wait(gateway: RemoteGateway, run_id: str) -> dict[str, Any]:

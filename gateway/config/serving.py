@@ -376,7 +376,7 @@ class SuiteSettings(Section):
     onboard: bool = Field(
         default=True,
         description=(
-            "A model new to a running bench gets the quick set (a reload does not ask it yet: "
-            "docs/suite.md)."
+            "A model new to a running bench (in a reloaded config) gets the suite's quick set "
+            "and its follow-up after its probe (docs/suite.md)."
         ),
     )

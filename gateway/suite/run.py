@@ -71,11 +71,13 @@ async def start(
     tasks: list[Task],
     quick: bool,
     then: Callable[[], Awaitable[None]] | None = None,
+    notes: list[str] | None = None,
 ) -> Run:
     """Take the lock and start the run in the background; Busy if another run holds it.
-    *then*: awaited once the run has ended (the figures published)."""
+    *then*: awaited once the run has ended (the figures published); *notes*: its row's first."""
     now = runtime.clock()
     run = Run(f"s{int(now) & 0xFFFFFFFF:08x}{secrets.token_hex(4)}", models, tasks, quick, now)
+    run.notes.extend(notes or [])
     if not await runtime.store.take_suite_lock(run.id, now + LEASE_S, now):
         holder = await runtime.store.suite_holder(now)
         raise Busy(holder or "another run")

@@ -2,9 +2,10 @@
 by its schedule or to onboard a new model, and what GET /bench/suite shows.
 
 `onboard(aliases)` is the one call for a model new to a running bench (contract §19): the
-quick set for those models, when `suite.onboard` is on; it never waits for a run to end and
-never fails the caller (a run already going is named in the log and the models left for the
-schedule)."""
+quick set for those models, when `suite.onboard` is on, then its follow-up where the quick set
+leaves the best model on a shape in doubt (gateway/suite/follow.py); it never waits for a run to
+end and never fails the caller (a run already going is named in the log and the models left
+for the schedule)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import logging
 from typing import Any
 
 from gateway.runtime import Runtime
-from gateway.suite import drafts, figures, run, tasks
+from gateway.suite import drafts, figures, follow, run, tasks
 from gateway.suite.tasks import Task, Tasks
+from routing.follow_up import Ask
 
 log = logging.getLogger("bench.suite")
 
@@ -73,13 +75,84 @@ class Suite:
         task_ids: list[str] | None = None,
         quick: bool = False,
     ) -> str:
-        """Start a run (Refused, or run.Busy while another runs); its id."""
+        """Start a run (Refused, or run.Busy while another runs); its id. A quick set is
+        followed up where it leaves the best model on a shape in doubt (gateway/suite/follow.py)."""
         aliases, chosen = self.choose(await self.all_tasks(), models, task_ids, quick)
-        started = await run.start(self.runtime, aliases, chosen, quick, self.publish)
-        assert started.task is not None
-        self.running.add(started.task)
-        started.task.add_done_callback(self.running.discard)
+        plan: list[Ask] | None = [] if quick else None
+        started = await self._launch(aliases, chosen, quick, plan)
+        if plan is not None:
+            self._keep(asyncio.create_task(self._follow(started, plan)))
         return started.id
+
+    async def _launch(
+        self,
+        aliases: list[str],
+        chosen: list[Task],
+        quick: bool,
+        plan: list[Ask] | None,
+        notes: list[str] | None = None,
+        leads: list[Ask] | None = None,
+    ) -> run.Run:
+        """Start a run; once it ends, its figures are published and, given *plan*, the
+        follow-up it leads to is put there (and named on its row). A run that answered nothing
+        leads to none: what held its calls back (the share, health, failures) holds the next.
+        *leads*: the runs already planned to follow it (named on its row)."""
+
+        async def then() -> None:
+            await self.publish()
+            if leads:
+                started.notes.append(follow.planned_note(leads))
+            if plan is not None and started.answered:
+                plan[:] = await follow.plan(self.runtime, await self.all_tasks())
+                if plan:
+                    started.notes.append(follow.planned_note(plan))
+
+        started = await run.start(self.runtime, aliases, chosen, quick, then, notes)
+        assert started.task is not None
+        self._keep(started.task)
+        return started
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    async def _follow(self, first: run.Run, plan: list[Ask]) -> None:
+        """The follow-up of a quick set: the runs its plan names, one at a time, then the rule
+        asked again, until it names none or a run answers nothing (`_launch`). Bounded: each
+        task is asked once per model."""
+        try:
+            await self._rounds(first, plan)
+        except Exception:
+            log.exception("the follow-up of suite run %s stopped", first.id)
+
+    async def _rounds(self, first: run.Run, plan: list[Ask]) -> None:
+        current = first
+        notes = [follow.FOLLOWS.format(origin=first.id)]
+        while True:
+            assert current.task is not None
+            await asyncio.wait({current.task})
+            if current.state != "done" or not plan:
+                return
+            asks, plan = list(plan), []
+            for index, ask in enumerate(asks):
+                by_id = await self.all_tasks()
+                chosen = [by_id[t] for t in ask.tasks if t in by_id]
+                if not chosen:
+                    continue
+                last = index == len(asks) - 1
+                try:
+                    current = await self._launch(
+                        list(ask.models), chosen, False, plan if last else None, notes,
+                        asks[index + 1:],
+                    )  # fmt: skip
+                except run.Busy as exc:
+                    log.warning("the follow-up of suite run %s waits: run %s holds the lock; "
+                                "the schedule asks the rest", first.id, exc)  # fmt: skip
+                    return
+                assert current.task is not None
+                await asyncio.wait({current.task})
+                if current.state != "done":
+                    return
 
     async def stop(self) -> None:
         """At shutdown: a run going here stops (its row says `stopped`, the lock is freed)
@@ -90,8 +163,9 @@ class Suite:
             await asyncio.wait(set(self.running))
 
     async def onboard(self, aliases: list[str]) -> str | None:
-        """The quick set for these models, new to the bench; the run's id, or None when
-        onboarding is off or another run holds the lock (logged)."""
+        """The quick set for these models, new to the bench, and its follow-up (`start`); the
+        quick set's run id, or None when onboarding is off or another run holds the lock
+        (logged)."""
         if not self.runtime.config.suite.onboard or not aliases:
             return None
         try:

@@ -62,9 +62,20 @@ def a_folder(tmp_path: Path, demo: Demo | None = None) -> Path:
 
 
 def test_every_block_is_run_here():
-    ran = {"providers.yaml", "keys", "check", "serve", "backup", "backup-python", "restore",
-           "store-copy", "behind-a-proxy", "nginx", "refused",
-           "provider failures"}  # fmt: skip (the last: test_guide_failures.py)
+    ran = {
+        "providers.yaml",
+        "keys",
+        "check",
+        "serve",
+        "backup",
+        "backup-python",
+        "restore",
+        "store-copy",
+        "behind-a-proxy",
+        "nginx",
+        "refused",
+        "provider failures",
+    }  # fmt: skip (the last: test_guide_failures.py)
     assert set(BLOCKS) == ran, "a titled block of docs/guide.md no test here runs"
 
 

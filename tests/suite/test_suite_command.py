@@ -4,7 +4,8 @@ model's figures; `bench-gateway models` shows them. The real command in a subpro
 from __future__ import annotations
 
 from tests.cli.test_client import bench
-from tests.helpers.bench import served
+from tests.helpers.bench import bench_raw, served
+from tests.suite.test_suite_follow_up import SHIPPED, SKILL
 from tests.suite.test_suite_runs import suite_raw
 
 
@@ -30,3 +31,21 @@ def test_suite_run_naming_an_unknown_model_says_so_and_fails(make_gateway, sim, 
     done = bench("suite", "run", "--models", "nobody", url=gw.url)
     assert done.returncode == 1 and "No model 'nobody'" in done.stderr
     assert sim.log() == []
+
+
+def test_suite_run_quick_waits_for_the_follow_up_too_and_prints_every_figure(make_gateway, sim):
+    gw = make_gateway(bench_raw(sim.url))
+    for alias, skill in SKILL.items():
+        sim.set(served(alias), suite_skill=skill)
+    done = bench("suite", "run", "--quick", url=gw.url)
+    assert done.returncode == 0, done.stderr
+    quick, follow_up = done.stdout.splitlines()[:2]
+    rest = len(SHIPPED) - 8
+    assert quick.startswith("suite run s") and quick.endswith(": 48 asked, 48 answered")
+    assert follow_up.endswith(f" done: {2 * rest} asked, {2 * rest} answered (follow-up)")
+    assert f"note: a follow-up follows: gamma, delta asked {rest} more task(s)" in done.stderr
+    bugs = sum(t.kind == "bug" and t.shape == "review" for t in SHIPPED.values())
+    rows = {tuple(line.split()[:2]): line.split() for line in done.stdout.splitlines()[2:]}
+    assert rows[("gamma", "review")] == ["gamma", "review", f"{bugs}/{bugs}", "0", "0", "100%"]
+    assert rows[("alpha", "review")][-1] == "0%"  # the quick set only: asked nothing more
+    assert gw.http.get("/bench/suite").json()["running"] is False
