@@ -32,8 +32,8 @@ LONGEST_WAIT_S = 3600.0  # a model that stays over its limits this long is left 
 RETRY_S = 5.0  # how often a model cooling with no stated end is asked about again
 
 
-# The suite's quick set for models (gateway/suite/service.py `Suite.onboard`): the run's id,
-# or None when it was not started (onboarding off, or another run holding the lock).
+# The suite's quick set for models (gateway/suite/service.py `Suite.onboard`, waiting for the
+# lock while another run holds it): the run's id, or None when it was not started.
 QuickSet = Callable[[list[str]], Awaitable["str | None"]]
 
 
@@ -52,30 +52,16 @@ async def onboard(
             raise
         except Exception:
             log.exception("onboarding %s failed unexpectedly", alias)
-    if quick_set is not None and runtime.config.suite.onboard and wanted:
-        await _quick_set(runtime, wanted, quick_set)
-
-
-async def _quick_set(runtime: Runtime, aliases: list[str], quick_set: QuickSet) -> None:
-    """Start the quick set for *aliases*; while another run holds the suite's lock, try again
-    every RETRY_S for up to LONGEST_WAIT_S (then the models are left to `suite run`)."""
-    waited = 0.0
-    while True:
+    if quick_set is not None and wanted:
         try:
-            started = await quick_set(aliases)
+            started = await quick_set(wanted)
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("onboarding %s: the quick set failed to start", ", ".join(aliases))
+            log.exception("onboarding %s: the quick set failed to start", ", ".join(wanted))
             return
         if started is not None:
-            log.info("onboarding %s: the suite's quick set, run %s", ", ".join(aliases), started)
-            return
-        if waited >= LONGEST_WAIT_S or not runtime.config.suite.onboard:
-            log.info("onboarding %s: no quick set (another suite run held the lock)", aliases)
-            return
-        await asyncio.sleep(RETRY_S)
-        waited += RETRY_S
+            log.info("onboarding %s: the suite's quick set, run %s", ", ".join(wanted), started)
 
 
 async def _within_limits(runtime: Runtime, alias: str) -> bool:

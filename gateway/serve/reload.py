@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -30,7 +31,7 @@ from gateway.board import Board
 from gateway.config.changes import Changes, changes
 from gateway.config.settings import Config, ConfigError, load_config
 from gateway.errors import ConfigRefused
-from gateway.panel.onboard import onboard
+from gateway.panel.onboard import LONGEST_WAIT_S, onboard
 
 log = logging.getLogger("bench.reload")
 
@@ -116,7 +117,8 @@ class Running:
             raise StartFailed(said[0] if said else repr(failure))
         if self.onboarding:  # new models on a running bench (contract §19)
             state = self.app.state
-            onboarding = onboard(state.runtime, self.onboarding, state.suite.onboard)
+            quick_set = functools.partial(state.suite.onboard, wait_s=LONGEST_WAIT_S)
+            onboarding = onboard(state.runtime, self.onboarding, quick_set)
             self._onboard = loop.create_task(onboarding, name="onboard")
 
     async def serve(self, scope: Any, receive: Any, send: Any) -> None:

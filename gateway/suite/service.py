@@ -21,6 +21,7 @@ from routing.follow_up import Ask
 log = logging.getLogger("bench.suite")
 
 RUNS_SHOWN = 20
+ONBOARD_RETRY_S = 5.0  # how often onboarding asks again for a lock another run holds
 
 
 class Refused(ValueError):
@@ -162,17 +163,24 @@ class Suite:
         if self.running:
             await asyncio.wait(set(self.running))
 
-    async def onboard(self, aliases: list[str]) -> str | None:
+    async def onboard(self, aliases: list[str], wait_s: float = 0.0) -> str | None:
         """The quick set for these models, new to the bench, and its follow-up (`start`); the
-        quick set's run id, or None when onboarding is off or another run holds the lock
-        (logged)."""
-        if not self.runtime.config.suite.onboard or not aliases:
-            return None
-        try:
-            return await self.start(aliases, None, quick=True)
-        except (Refused, run.Busy) as exc:
-            log.warning("the quick set for %s was not run: %s", ", ".join(aliases), exc)
-            return None
+        quick set's run id, or None when onboarding is off, there is nothing to run, or another
+        run holds the lock for longer than *wait_s* (logged)."""
+        waited = 0.0
+        while self.runtime.config.suite.onboard and aliases:
+            try:
+                return await self.start(aliases, None, quick=True)
+            except run.Busy as exc:
+                if waited >= wait_s:
+                    log.warning("the quick set for %s was not run: %s", ", ".join(aliases), exc)
+                    return None
+            except Refused as exc:
+                log.warning("the quick set for %s was not run: %s", ", ".join(aliases), exc)
+                return None
+            await asyncio.sleep(ONBOARD_RETRY_S)
+            waited += ONBOARD_RETRY_S
+        return None
 
     async def figures(self) -> dict[str, dict[str, dict[str, Any]]]:
         """{alias: {shape: figures}}, scored now from the saved answers."""

@@ -255,11 +255,11 @@ def test_a_full_rpm_share_makes_the_next_task_wait_and_the_run_says_so(make_gate
     ]
 
 
-def onboard(gw, aliases: list[str]) -> str | None:
+def onboard(gw, aliases: list[str], wait_s: float = 0.0) -> str | None:
     """Suite.onboard, the one call for models new to a running bench, in the gateway's loop."""
     suite = gw.server.server.config.app.state.suite
     loop = gw.server.server._loop
-    return asyncio.run_coroutine_threadsafe(suite.onboard(aliases), loop).result(30)
+    return asyncio.run_coroutine_threadsafe(suite.onboard(aliases, wait_s), loop).result(60)
 
 
 def test_onboarding_runs_the_quick_set_for_the_new_models_unless_it_is_off(
@@ -273,3 +273,18 @@ def test_onboarding_runs_the_quick_set_for_the_new_models_unless_it_is_off(
     off = make_gateway(suite_raw(sim.url, tmp_path, onboard=False), store=tmp_path / "off.db")
     assert onboard(off, ["zeta"]) is None
     assert off.http.get("/bench/suite").json()["runs"] == []
+
+
+def test_onboarding_waits_for_a_run_holding_the_lock_then_runs_its_quick_set(
+    make_gateway, sim, tmp_path
+):
+    gw = make_gateway(suite_raw(sim.url, tmp_path, quick=2))
+    sim.set(served("alpha"), answer="NO FAULT", latency_s=1.0)
+    sim.set(served("zeta"), answer="NO FAULT")
+    going = run(gw, models=["alpha"], tasks=TASKS)
+    assert onboard(gw, ["zeta"]) is None  # not waiting: left to the schedule, as before
+    started = onboard(gw, ["zeta"], wait_s=60)  # a reload's onboarding waits for the lock
+    assert started is not None and started != going
+    assert finished(gw, going)["state"] == "done"  # the first ended before the quick set began
+    done = finished(gw, started)
+    assert (done["models"], done["quick"], done["asked"]) == (["zeta"], True, 2)
