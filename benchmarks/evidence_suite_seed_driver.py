@@ -1,0 +1,51 @@
+"""Runs inside the seed's venv (Benchwarmers 0.3.3): its route mode's ranking, asked turn by turn.
+
+Started by benchmarks/evidence_suite_seed.py with BENCHWARMERS_HOME set to a data folder holding
+the seed's own records (the llm-style yaml of registered models, suite/tasks/<id>/task.json with
+saved answers in output/<alias>.md, metrics/offloads.jsonl). Nothing here ranks anything: each
+`order` line calls the seed's `gateway.route_order`, which reads those records itself (verdicts
+through `offload.summary`, suite findings through `route.suite_recall`), and each `record` line
+writes a seat or its verdict with the seed's `offload.add`, as its gateway's `record_seat` and
+`/bench/verdict` do. One JSON line in, one JSON line out.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def main() -> int:
+    import benchwarmers
+
+    sys.path.insert(0, str(Path(next(iter(benchwarmers.__path__)))))
+    import offload  # type: ignore[import-not-found]
+    import route  # type: ignore[import-not-found]
+
+    import gateway  # type: ignore[import-not-found]
+
+    for line in sys.stdin:
+        ask: dict[str, Any] = json.loads(line)
+        out: dict[str, Any] = {}
+        if ask["op"] == "seed":
+            random.seed(ask["seed"])  # route_order's rotation draws from `random`
+        elif ask["op"] == "order":
+            state = random.getstate()
+            rotate, gateway.ROTATE = gateway.ROTATE, 0.0
+            ranked = gateway.route_order(ask["aliases"])  # the order before any rotation
+            gateway.ROTATE = rotate
+            random.setstate(state)
+            out = {"order": gateway.route_order(ask["aliases"]), "ranked": ranked}
+        elif ask["op"] == "record":
+            offload.add(ask["alias"], ask["task"], ask["useful"], "", call=ask["call"])
+        elif ask["op"] == "recall":
+            out = {"recall": route.suite_recall()}
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
