@@ -21,10 +21,13 @@ from typing import Any
 def main() -> int:
     import benchwarmers
 
-    sys.path.insert(0, str(Path(next(iter(benchwarmers.__path__)))))
+    package = Path(next(iter(benchwarmers.__path__)))
+    for folder in (package / "suite", package / "metrics", package):  # as its gateway.py does
+        sys.path.insert(0, str(folder))
     import offload  # type: ignore[import-not-found]
     import route  # type: ignore[import-not-found]
 
+    # the seed's gateway.py (its folder is first on the path), not this project's package
     import gateway  # type: ignore[import-not-found]
 
     for line in sys.stdin:
