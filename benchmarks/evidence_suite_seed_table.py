@@ -33,7 +33,7 @@ def spread(values: list[int | None]) -> str:
     got = sorted(v for v in values if v is not None)
     never = len(values) - len(got)
     if not got:
-        return f"never ({len(values)} of {len(values)})"
+        return f"never within 60 ({len(values)}/{len(values)})"
     head = f"median {statistics.median(got):g}, {got[0]}-{got[-1]}"
     return head + (f"; {never} never" if never else "")
 
@@ -41,7 +41,12 @@ def spread(values: list[int | None]) -> str:
 def newcomer_first(runs: Runs) -> str:
     took = sum(r["newcomer_judged"] == 0 for r in runs)
     ranked = sum(r["newcomer_ranked_judged"] == 0 for r in runs)
-    return f"{took}/{len(runs)}, by rotation; ranked first {ranked}/{len(runs)}"
+    return f"{took}/{len(runs)} for one turn, by rotation; ranked first {ranked}/{len(runs)}"
+
+
+def newcomer_turns(runs: Runs) -> str:
+    ranked = spread([r["newcomer_ranked"] for r in runs])
+    return f"{spread([r['newcomer_primary'] for r in runs])}; ranked first: {ranked}"
 
 
 def rho(runs: Runs) -> str:
@@ -67,7 +72,7 @@ RULES: list[tuple[str, Callable[[Runs], str]]] = [
     ),
     ("suite accuracy vs hidden skill, Spearman rho: quick set", rho),
     ("newcomer: primary with no verdict, after its quick set", newcomer_first),
-    ("newcomer: panels until primary", lambda runs: spread([r["newcomer_primary"] for r in runs])),
+    ("newcomer: panels until primary", newcomer_turns),
     ("... its verdicts by then", lambda runs: spread([r["newcomer_judged"] for r in runs])),
     ("deceiver: verdicts until it loses the chair", deceiver),
 ]
