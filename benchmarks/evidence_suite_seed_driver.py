@@ -11,6 +11,7 @@ writes a seat or its verdict with the seed's `offload.add`, as its gateway's `re
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 import sys
@@ -19,16 +20,12 @@ from typing import Any
 
 
 def main() -> int:
-    import benchwarmers
-
-    package = Path(next(iter(benchwarmers.__path__)))
+    package = Path(next(iter(importlib.import_module("benchwarmers").__path__)))
     for folder in (package / "suite", package / "metrics", package):  # as its gateway.py does
         sys.path.insert(0, str(folder))
-    import offload  # type: ignore[import-not-found]
-    import route  # type: ignore[import-not-found]
-
-    # the seed's gateway.py (its folder is first on the path), not this project's package
-    import gateway  # type: ignore[import-not-found]
+    # the seed's modules by their own names (gateway.py is its, not this project's package)
+    seed: list[Any] = [importlib.import_module(m) for m in ("gateway", "offload", "route")]
+    gateway, offload, route = seed
 
     for line in sys.stdin:
         ask: dict[str, Any] = json.loads(line)
