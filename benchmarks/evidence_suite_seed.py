@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_suite import ROOT, Tasks, asking, scored, spearman
+from evidence_suite_summary import share, spread
 from setup_envs import venv_python
 
 from simulator import suite
@@ -245,17 +246,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def summary(runs: list[SeedRun]) -> str:
-    def share(values: list[bool]) -> str:
-        return f"{sum(values)}/{len(values)}"
-
-    def spread(values: list[int | None]) -> str:
-        got = sorted(v for v in values if v is not None)
-        never = len(values) - len(got)
-        if not got:
-            return f"none of {len(values)}"
-        head = f"median {statistics.median(got):g}, {got[0]}-{got[-1]}"
-        return head + (f"; {never} never" if never else "")
-
     rho = [r.rho_quick for r in runs]
     return "\n".join(
         [

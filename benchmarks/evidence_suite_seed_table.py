@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evidence_suite_summary import spread as seeds_spread
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "evidence.md"
 FIGURES = ROOT / "docs" / "evidence-suite-seed.json"
@@ -30,12 +32,7 @@ def share(runs: Runs, key: str) -> str:
 
 
 def spread(values: list[int | None]) -> str:
-    got = sorted(v for v in values if v is not None)
-    never = len(values) - len(got)
-    if not got:
-        return f"never within 60 ({len(values)}/{len(values)})"
-    head = f"median {statistics.median(got):g}, {got[0]}-{got[-1]}"
-    return head + (f"; {never} never" if never else "")
+    return seeds_spread(values, f"never within 60 ({len(values)}/{len(values)})")
 
 
 def newcomer_first(runs: Runs) -> str:

@@ -10,19 +10,24 @@ if TYPE_CHECKING:
     from evidence_suite import Run
 
 
+def share(values: list[bool]) -> str:
+    """How many of *values* are true, of how many: `12/20`."""
+    return f"{sum(values)}/{len(values)}"
+
+
+def spread(values: list[int | None], none: str | None = None) -> str:
+    """`median 3, 1-18; 2 never` over the seeds that saw it (None: never); *none* when none did
+    (`none of N` by default)."""
+    got = sorted(v for v in values if v is not None)
+    never = len(values) - len(got)
+    if not got:
+        return none if none is not None else f"none of {len(values)}"
+    head = f"median {statistics.median(got):g}, {got[0]}-{got[-1]}"
+    return head + (f"; {never} never" if never else "")
+
+
 def summary(runs: list[Run]) -> str:
     """The replay's figures over its seeds, a line per scenario."""
-
-    def share(values: list[bool]) -> str:
-        return f"{sum(values)}/{len(values)}"
-
-    def spread(values: list[int | None]) -> str:
-        got = sorted(v for v in values if v is not None)
-        missing = len(values) - len(got)
-        if not got:
-            return f"none of {len(values)}"
-        median = statistics.median(got)
-        return f"median {median:g}, {got[0]}-{got[-1]}" + (f", {missing} never" if missing else "")
 
     def calls(values: list[float]) -> str:
         return f"median {statistics.median(values):.1f}, {min(values):.1f}-{max(values):.1f}"
