@@ -4,8 +4,9 @@ by its schedule or to onboard a new model, and what GET /bench/suite shows.
 `onboard(aliases)` is the one call for a model new to a running bench (contract §19): the
 quick set for those models, when `suite.onboard` is on, then its follow-up where the quick set
 leaves the best model on a shape in doubt (gateway/suite/follow.py); it never waits for a run to
-end and never fails the caller (a run already going is named in the log and the models left
-for the schedule)."""
+end and never fails the caller. While another run holds the lock it asks again for up to its
+`wait_s` (a reload's onboarding waits; by default it does not), then names it in the log and
+leaves the models to the schedule."""
 
 from __future__ import annotations
 
